@@ -1,0 +1,98 @@
+"""Input validation shared by the problem layer, the estimators and the CLI.
+
+Bad input gets a clear exception naming the problem, never a silent wrong answer.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["check_matrix", "check_vector", "check_positive", "check_fraction", "DataNormWarning"]
+
+
+class DataNormWarning(UserWarning):
+    """Rows (or labels) above their declared public bound were clipped to it."""
+
+
+def check_positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = False) -> float:
+    """A real number > 0 (or >= 0), finite unless ``allow_inf``; else a clear error."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+    return value
+
+
+def check_fraction(name: str, value) -> float:
+    """A real number in (0, 1]."""
+    value = check_positive(name, value)
+    if value > 1:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+    return value
+
+
+def check_matrix(X, *, name: str = "X", min_rows: int = 1) -> np.ndarray | sp.csr_matrix:
+    """A finite 2-D float matrix: dense ndarray (float32 kept, else float64) or CSR.
+
+    pandas DataFrames and other array-likes are converted; any SciPy sparse format is
+    converted to CSR.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        data = X.data
+        shape = X.shape
+    else:
+        if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):  # pandas, without importing it
+            X = X.to_numpy()
+        X = np.asarray(X)
+        if X.dtype == object or not (
+            np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
+        ):
+            raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+        if np.iscomplexobj(X):
+            raise TypeError(f"{name} must be real, got complex values")
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {X.shape}"
+                + (" (reshape a single feature with X.reshape(-1, 1))" if X.ndim == 1 else "")
+            )
+        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in (np.float32, np.float64) else np.float64)
+        data = X
+        shape = X.shape
+    if shape[0] < min_rows:
+        raise ValueError(f"{name} has {shape[0]} row(s); at least {min_rows} are required")
+    if shape[1] < 1:
+        raise ValueError(f"{name} has 0 features; at least 1 is required")
+    if not np.all(np.isfinite(data)):
+        kind = "NaN" if np.isnan(data).any() else "infinite"
+        raise ValueError(f"{name} contains {kind} values; remove or impute them first")
+    return X
+
+
+def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
+    """A finite 1-D float64 vector of length ``n``."""
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of length {n}, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} rows")
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from None
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return y

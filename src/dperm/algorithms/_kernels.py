@@ -1,0 +1,198 @@
+"""Compiled (numba) inner loops for per-example stochastic methods.
+
+The Python driver draws everything random from the caller's NumPy ``Generator`` in
+blocks (uniforms for batch selection, Gaussian noise), so runs are bit-for-bit
+reproducible and the noise stream has the Generator's full state (never a small seed
+inside the kernel); the kernel only does arithmetic on what it is given.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..problem.losses import (
+    Biweight,
+    Hinge,
+    Huber,
+    HuberizedHinge,
+    Logistic,
+    MarginLoss,
+    SigmoidSquared,
+    Squared,
+)
+
+__all__ = ["loss_code", "sample_batches", "sgd_steps_dense", "sgd_steps_csr", "PROJ_NONE", "PROJ_L2", "PROJ_L1", "PROJ_BOX"]
+
+PROJ_NONE, PROJ_L2, PROJ_L1, PROJ_BOX = 0, 1, 2, 3
+
+
+def loss_code(loss: MarginLoss) -> tuple[int, float]:
+    """(integer id, parameter) of a built-in loss for the compiled kernels."""
+    if type(loss) is Logistic:
+        return 0, 0.0
+    if type(loss) is HuberizedHinge:
+        return 1, loss.width
+    if type(loss) is Hinge:
+        return 2, 0.0
+    if type(loss) is Squared:
+        return 3, 0.0
+    if type(loss) is Huber:
+        return 4, loss.threshold
+    if type(loss) is SigmoidSquared:
+        return (5 if loss.link == "sigmoid" else 6), 0.0
+    if type(loss) is Biweight:
+        return 7, loss.c
+    raise ValueError(f"no compiled kernel for the loss {loss!r}")
+
+
+@njit(cache=True)
+def _sigmoid(a):
+    if a >= 0:
+        return 1.0 / (1.0 + math.exp(-a))
+    e = math.exp(a)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _dphi(code, param, a, y):
+    """phi'(a, y) for the loss ``code`` (see loss_code); mirrors problem/losses.py."""
+    if code == 0:  # logistic
+        return -y * _sigmoid(-y * a)
+    if code == 1:  # huberized hinge, width param
+        z = y * a
+        if z > 1.0 + param:
+            return 0.0
+        if z < 1.0 - param:
+            return -y
+        return -y * (1.0 + param - z) / (2.0 * param)
+    if code == 2:  # hinge
+        return -y if y * a < 1.0 else 0.0
+    if code == 3:  # squared
+        return a - y
+    if code == 4:  # huber, threshold param
+        r = a - y
+        return min(max(r, -param), param)
+    if code == 5:  # sigmoid-squared, sigmoid link
+        s = _sigmoid(a)
+        return 2.0 * (s - y) * s * (1.0 - s)
+    if code == 6:  # sigmoid-squared, probit link
+        s = 0.5 * (1.0 + math.erf(a / math.sqrt(2.0)))
+        return 2.0 * (s - y) * math.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi)
+    # biweight, constant param
+    r = a - y
+    u = (r / param) ** 2
+    return r * (1.0 - u) ** 2 if u <= 1.0 else 0.0
+
+
+@njit(cache=True)
+def _project(w, kind, radius, scratch):
+    d = w.shape[0]
+    if kind == 1:  # L2 ball
+        norm = math.sqrt(np.dot(w, w))
+        if norm > radius:
+            w *= radius / norm
+    elif kind == 3:  # box
+        for j in range(d):
+            w[j] = min(max(w[j], -radius), radius)
+    elif kind == 2:  # L1 ball, Duchi et al. 2008
+        total = 0.0
+        for j in range(d):
+            scratch[j] = abs(w[j])
+            total += scratch[j]
+        if total > radius:
+            u = np.sort(scratch)[::-1]
+            cum = 0.0
+            theta = 0.0
+            for j in range(d):
+                cum += u[j]
+                t = (cum - radius) / (j + 1.0)
+                if u[j] > t:
+                    theta = t
+            for j in range(d):
+                aj = abs(w[j]) - theta
+                w[j] = math.copysign(aj, w[j]) if aj > 0 else 0.0
+
+
+@njit(cache=True)
+def _apply_step(w, g, eta, denom, l2, l1, proj_kind, proj_radius, scratch, w_sum):
+    """w <- Pi_C(prox_{eta l1}(w - eta (g / denom + l2 w))); accumulate w into w_sum."""
+    for j in range(w.shape[0]):
+        v = w[j] - eta * (g[j] / denom + l2 * w[j])
+        if l1 > 0.0:
+            shrink = abs(v) - eta * l1
+            v = math.copysign(shrink, v) if shrink > 0.0 else 0.0
+        w[j] = v
+    if proj_kind != 0:
+        _project(w, proj_kind, proj_radius, scratch)
+    for j in range(w.shape[0]):
+        w_sum[j] += w[j]
+
+
+@njit(cache=True)
+def sample_batches(n, counts, uniforms, rows, marker):
+    """Uniform subsets without replacement, one per step, by Floyd's algorithm.
+
+    Step k gets ``counts[k]`` distinct rows of ``range(n)`` written to ``rows[k, :counts[k]]``,
+    using the uniforms ``uniforms[k, :counts[k]]`` in [0, 1). ``marker`` is a zeroed
+    int8 array of length n, left zeroed.
+    """
+    for k in range(counts.shape[0]):
+        m = counts[k]
+        for j in range(m):
+            top = n - m + j  # Floyd: draw t in [0, top], take top if t was taken
+            t = min(int(uniforms[k, j] * (top + 1)), top)
+            if marker[t]:
+                t = top
+            marker[t] = 1
+            rows[k, j] = t
+        for j in range(m):
+            marker[rows[k, j]] = 0
+
+
+@njit(cache=True)
+def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum):
+    """Run ``len(etas)`` noisy (proximal, projected) SGD steps in place on ``w``.
+
+    Step k: g = (sum_{i in batch} phi'(<w, x_i>, y_i) x_i + noise[k]) / denom;
+    w <- Pi_C(prox_{eta l1}(w - eta_k (g + l2 w))). ``w_sum`` accumulates the iterates.
+    """
+    d = w.shape[0]
+    g = np.empty(d)
+    scratch = np.empty(d)
+    for k in range(etas.shape[0]):
+        for j in range(d):
+            g[j] = noise[k, j]
+        for b in range(counts[k]):
+            i = rows[k, b]
+            a = 0.0
+            for j in range(d):
+                a += X[i, j] * w[j]
+            s = _dphi(code, param, a, y[i])
+            if s != 0.0:
+                for j in range(d):
+                    g[j] += s * X[i, j]
+        _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
+
+
+@njit(cache=True)
+def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum):
+    """:func:`sgd_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
+    d = w.shape[0]
+    g = np.empty(d)
+    scratch = np.empty(d)
+    for k in range(etas.shape[0]):
+        for j in range(d):
+            g[j] = noise[k, j]
+        for b in range(counts[k]):
+            i = rows[k, b]
+            a = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                a += data[p] * w[indices[p]]
+            s = _dphi(code, param, a, y[i])
+            if s != 0.0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    g[indices[p]] += s * data[p]
+        _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)

@@ -1,0 +1,126 @@
+"""The catalogue: metadata of every algorithm and the checks of its assumptions.
+
+Each algorithm is a function ``fit(problem, budget, *, rng, **hyper) -> PrivateFit``
+registered here with what it assumes, what it guarantees and where it comes from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["AlgorithmInfo", "AssumptionError", "register", "get", "names", "list_algorithms", "check_assumptions"]
+
+
+class AssumptionError(ValueError):
+    """The problem (or budget) violates an assumption the algorithm's guarantee needs."""
+
+
+# Requirement name -> (predicate on (problem, budget), what to tell the user).
+_REQUIREMENTS: dict[str, tuple[Callable, str]] = {
+    "convex": (lambda p, b: p.is_convex, "a convex loss (got the non-convex {loss})"),
+    "strongly_convex": (
+        lambda p, b: p.strong_convexity > 0,
+        "a strongly convex objective: add an l2 or elastic-net regularizer with mu > 0",
+    ),
+    "smooth": (lambda p, b: p.is_smooth, "a smooth loss (the {loss} loss is not smooth)"),
+    "lipschitz": (
+        lambda p, b: math.isfinite(p.lipschitz),
+        "a Lipschitz loss: the {loss} loss is Lipschitz only on a bounded set; add a "
+        "bounded constraint such as ('l2_ball', R)",
+    ),
+    "bounded_domain": (
+        lambda p, b: p.effective_constraint() is not None,
+        "a bounded domain: add a constraint such as ('l2_ball', R) or a strongly convex "
+        "regularizer",
+    ),
+    "bounded_constraint": (
+        lambda p, b: p.constraint.bounded,
+        "a bounded constraint set C such as ('l2_ball', R)",
+    ),
+    "approximate_dp": (
+        lambda p, b: b.delta > 0,
+        "delta > 0: it gives (epsilon, delta)-DP only",
+    ),
+    "pure_dp": (lambda p, b: b.delta == 0, "delta = 0: it gives epsilon-DP only"),
+    "smooth_regularizer": (
+        lambda p, b: p.regularizer.is_smooth,
+        "a smooth regularizer (no l1 part)",
+    ),
+    "unconstrained": (lambda p, b: not p.constraint.bounded, "an unconstrained problem"),
+}
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """Metadata of one algorithm of the catalogue."""
+
+    name: str
+    fit: Callable
+    setting: str  # "convex", "strongly convex", "non-convex"
+    guarantee: str  # "epsilon", "(epsilon, delta)", "epsilon or (epsilon, delta)"
+    source: str  # e.g. "seed 003 Alg. 1"
+    paper: str
+    requires: tuple[str, ...] = ()
+    gradient_complexity: str = ""
+    summary: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def as_row(self) -> dict:
+        return {
+            "name": self.name,
+            "setting": self.setting,
+            "guarantee": self.guarantee,
+            "requires": ", ".join(self.requires),
+            "source": self.source,
+            "paper": self.paper,
+            "gradient complexity": self.gradient_complexity,
+            "summary": self.summary,
+        }
+
+
+_REGISTRY: dict[str, AlgorithmInfo] = {}
+
+
+def register(name: str, **meta) -> Callable[[Callable], Callable]:
+    """Decorator registering ``fit`` under ``name`` with its metadata."""
+    unknown = set(meta.get("requires", ())) - set(_REQUIREMENTS)
+    if unknown:
+        raise ValueError(f"unknown requirements {sorted(unknown)}")
+
+    def wrap(fit: Callable) -> Callable:
+        _REGISTRY[name] = AlgorithmInfo(name=name, fit=fit, **meta)
+        return fit
+
+    return wrap
+
+
+def get(name: str) -> AlgorithmInfo:
+    """The catalogue entry of ``name``; a clear error listing the names otherwise."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown algorithm {name!r}; choose one of {names()}") from None
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def list_algorithms() -> list[AlgorithmInfo]:
+    """Every registered algorithm, sorted by name."""
+    return [_REGISTRY[k] for k in names()]
+
+
+def check_assumptions(info: AlgorithmInfo, problem, budget) -> None:
+    """Raise :class:`AssumptionError` naming every assumption the problem violates."""
+    failures = []
+    for req in info.requires:
+        predicate, message = _REQUIREMENTS[req]
+        if not predicate(problem, budget):
+            failures.append(message.format(loss=problem.loss.name))
+    if failures:
+        raise AssumptionError(
+            f"{info.name} ({info.source}) needs " + "; and ".join(failures) + "."
+        )

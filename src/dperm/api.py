@@ -1,0 +1,56 @@
+"""``dperm.minimize``: the one-call functional API."""
+
+from __future__ import annotations
+
+from .algorithms import registry
+from .privacy.budget import PrivacyBudget
+from .problem.erm import ERMProblem
+from .result import PrivateFit
+
+__all__ = ["minimize"]
+
+
+def minimize(
+    X,
+    y,
+    *,
+    loss="logistic",
+    regularizer=None,
+    constraint=None,
+    algorithm: str = "gd_output_perturbation",
+    epsilon: float,
+    delta: float = 0.0,
+    data_norm: float = 1.0,
+    label_bound: float = 1.0,
+    random_state=None,
+    **hyperparameters,
+) -> PrivateFit:
+    """Privately minimize ``(1/n) sum_i loss(<w, x_i>, y_i) + r(w)`` over C.
+
+    Parameters
+    ----------
+    X, y : array-like
+        Data (dense, pandas or SciPy sparse) and labels.
+    loss, regularizer, constraint
+        See :class:`dperm.problem.ERMProblem`.
+    algorithm : str
+        A name of the catalogue (``dperm.algorithms.names()``).
+    epsilon, delta : float
+        The privacy budget (replace-one neighbouring relation).
+    data_norm, label_bound : float
+        Declared public bounds on ||x_i|| and |y_i|; rows above ``data_norm`` are clipped.
+    random_state : None, int or numpy.random.Generator
+        Source of the algorithm's randomness; None draws from OS entropy.
+    **hyperparameters
+        The algorithm's own hyper-parameters (defaults: its theorem's prescriptions).
+
+    Returns
+    -------
+    PrivateFit
+    """
+    info = registry.get(algorithm)
+    budget = PrivacyBudget(epsilon, delta)
+    problem = ERMProblem(
+        X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound
+    )
+    return info.fit(problem, budget, rng=random_state, **hyperparameters)

@@ -1,0 +1,93 @@
+"""Shared machinery of the scikit-learn estimators: problem building, solver dispatch,
+intercept handling and the privacy accounting of one-vs-rest."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..algorithms import registry
+from ..privacy.budget import PrivacyBudget
+from ..privacy.noise import make_rng
+from ..problem.erm import ERMProblem
+
+__all__ = ["DPLinearModelMixin"]
+
+
+def _augment(X, scaling: float):
+    """Append the constant intercept feature ``scaling`` as the last column."""
+    if scaling == 0:
+        return X
+    column = np.full((X.shape[0], 1), scaling, dtype=X.dtype)
+    if sp.issparse(X):
+        return sp.hstack([X, sp.csr_matrix(column)], format="csr")
+    return np.hstack([X, column])
+
+
+class DPLinearModelMixin(BaseEstimator):
+    """Base of dperm's linear estimators (not for direct use).
+
+    Subclasses set ``_loss(self)`` (the loss object) and ``_default_solver``.
+    The intercept is a constant feature ``intercept_scaling`` appended to every row;
+    the learner's declared row norm is then ``sqrt(data_norm^2 + intercept_scaling^2)``,
+    so the intercept is regularized and bounded like every other coordinate.
+    """
+
+    _default_solver = "gd_output_perturbation"
+
+    def _regularizer(self):
+        alpha = float(self.alpha)
+        if not (math.isfinite(alpha) and alpha >= 0):
+            raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha}")
+        return ("l2", alpha) if alpha > 0 else None
+
+    def _constraint(self):
+        return self.constraint
+
+    def _solver_name(self) -> str:
+        name = self._default_solver if self.solver == "auto" else self.solver
+        registry.get(name)  # clear error for an unknown name
+        return name
+
+    def _validate(self, X, y=None, reset=True):
+        kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
+        if y is None:
+            return validate_data(self, X, **kwargs)
+        return validate_data(self, X, y, y_numeric=False, **kwargs)
+
+    def _effective_norm(self) -> float:
+        return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)
+
+    def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0):
+        """One private fit on augmented X; returns (coef, intercept, PrivateFit)."""
+        scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        problem = ERMProblem(
+            _augment(X, scaling),
+            y_signed,
+            self._loss(),
+            self._regularizer(),
+            self._constraint(),
+            data_norm=self._effective_norm(),
+            label_bound=label_bound,
+        )
+        algorithm = registry.get(self._solver_name())
+        fit = algorithm.fit(problem, budget, rng=rng, **(self.solver_params or {}))
+        if self.fit_intercept:
+            return fit.coef[:-1], fit.coef[-1] * scaling, fit
+        return fit.coef, 0.0, fit
+
+    def _budget(self) -> PrivacyBudget:
+        return PrivacyBudget(self.epsilon, self.delta)
+
+    def _rng(self):
+        return make_rng(self.random_state)
+
+    def _decision(self, X):
+        check_is_fitted(self, "coef_")
+        X = self._validate(X, reset=False)
+        scores = X @ self.coef_.T
+        return np.asarray(scores) + self.intercept_
