@@ -85,7 +85,7 @@ def dp_sgd(
     rng=None,
     batch_size: int | None = None,
     steps: int | None = None,
-    sampling: str = "without_replacement",
+    sampling: str = "poisson",
     step_size: str | float = "theorem",
     output: str = "last",
     init=None,
@@ -104,7 +104,7 @@ def dp_sgd(
     steps : int, optional
         Default ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1``
         between sampling rate and steps (T = n^2 at b = 1).
-    sampling : {"without_replacement", "poisson"}
+    sampling : {"poisson", "without_replacement"}
         Fixed-size uniform batches (accounted by RDP, replace-one) or Poisson sampling
         with rate b/n (accounted by PLD, replace-one). The accountant always matches the
         sampling that runs.
@@ -162,7 +162,9 @@ def dp_sgd(
     w_last, w_avg = run_noisy_sgd(problem, w0, etas, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain)
     return PrivateFit(
         coef=w_last if output == "last" else w_avg,
-        privacy_spent=PrivacyBudget(spent, budget.delta),
+        # The calibration certified epsilon <= target at its own PLD grid; the report may
+        # use another (equally valid) grid, so the smaller of the two is a valid bound.
+        privacy_spent=PrivacyBudget(min(spent, budget.epsilon), budget.delta),
         algorithm="dp_sgd",
         hyperparameters={"batch_size": b, "steps": T, "sampling": sampling, "step_size": step_size, "output": output},
         noise={"mechanism": "subsampled gaussian", "scale": sigma, "sensitivity": sensitivity, "releases": T, "sampling_probability": b / n},

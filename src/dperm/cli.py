@@ -1,0 +1,214 @@
+"""The ``dperm`` command line: demo, fit, predict, algorithms."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main"]
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+def _table(frame, title: str, floats: dict | None = None):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in frame.columns:
+        table.add_column(str(column), justify="right" if frame[column].dtype.kind in "fi" else "left")
+    for _, row in frame.iterrows():
+        cells = []
+        for column in frame.columns:
+            value = row[column]
+            if isinstance(value, float):
+                fmt = (floats or {}).get(column, ".4g")
+                cells.append("non-private" if math.isinf(value) else format(value, fmt))
+            else:
+                cells.append(str(value))
+        table.add_row(*cells)
+    return table
+
+
+def _parse_spec(text: str | None):
+    """'l2:0.1' -> ('l2', 0.1); 'elastic_net:0.1:0.5' -> ('elastic_net', 0.1, 0.5); None/'none' -> None."""
+    if text is None or text.lower() == "none":
+        return None
+    name, *values = text.split(":")
+    try:
+        return (name, *[float(v) for v in values])
+    except ValueError:
+        raise SystemExit(f"dperm: cannot parse {text!r}; write NAME:VALUE, e.g. l2:0.1") from None
+
+
+def cmd_demo(args) -> int:
+    from rich.progress import Progress
+
+    from .bench.demo import DemoConfig, plot_demo, run_demo
+
+    config = DemoConfig(
+        algorithms=tuple(args.algorithms), epsilons=tuple(args.epsilons), delta=args.delta,
+        mu=args.mu, repeats=args.repeats, seed=args.seed,
+    )
+    console = _console()
+    total = len(config.algorithms) * len(config.epsilons) * config.repeats
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("private fits on ADULT", total=total)
+        table, context = run_demo(config, progress=lambda: progress.advance(task))
+    console.print(_table(
+        table, f"dperm demo: ADULT ({context['n_train']} train x {context['n_features']} features, "
+        f"{context['n_test']} test), logistic loss + (mu/2)||w||^2, mu={config.mu:g}, delta={config.delta:g}",
+        floats={"excess_risk": ".3e", "test_accuracy": ".4f", "seconds": ".3f", "epsilon": "g"},
+    ))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "demo.csv", index=False)
+    png = plot_demo(table, out / "demo.png")
+    console.print(f"table written to {out / 'demo.csv'}; plot written to {png}")
+    return 0
+
+
+def _read_csv(path: str, target: str | None):
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    if target is not None and target not in frame.columns:
+        raise SystemExit(f"dperm: no column {target!r} in {path}; columns are {list(frame.columns)}")
+    features = frame.drop(columns=[target]) if target is not None else frame
+    non_numeric = [c for c in features.columns if features[c].dtype.kind not in "biuf"]
+    if non_numeric:
+        raise SystemExit(f"dperm: non-numeric feature columns {non_numeric}; encode them first")
+    return features, (frame[target] if target is not None else None)
+
+
+def cmd_fit(args) -> int:
+    from .algorithms import registry
+    from .api import minimize
+    from .problem.losses import make_loss
+
+    features, target = _read_csv(args.data, args.target)
+    loss = make_loss(args.loss)
+    y = target.to_numpy()
+    classes = None
+    if loss.binary:
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise SystemExit(f"dperm: the {loss.name} loss needs exactly 2 classes in {args.target!r}, found {len(classes)}")
+        y = np.where(y == classes[1], 1.0, -1.0)
+    hyper = json.loads(args.params) if args.params else {}
+    registry.get(args.algorithm)
+    fit = minimize(
+        features.to_numpy(dtype=float), y, loss=loss, regularizer=_parse_spec(args.regularizer),
+        constraint=_parse_spec(args.constraint), algorithm=args.algorithm, epsilon=args.epsilon,
+        delta=args.delta, data_norm=args.data_norm, label_bound=args.label_bound,
+        random_state=args.seed, **hyper,
+    )
+    model = fit.summary()
+    model.update({
+        "loss": loss.name,
+        "feature_names": list(features.columns),
+        "target": args.target,
+        "classes": None if classes is None else [c.item() if hasattr(c, "item") else c for c in classes],
+        "data_norm": args.data_norm,
+    })
+    Path(args.out).write_text(json.dumps(model, indent=2))
+    print(f"fitted {args.algorithm} on {len(y)} rows; privacy spent: epsilon={fit.privacy_spent.epsilon:.6g}, "
+          f"delta={fit.privacy_spent.delta:.3g}; model written to {args.out}")
+    return 0
+
+
+def cmd_predict(args) -> int:
+    import pandas as pd
+
+    model = json.loads(Path(args.model).read_text())
+    features, _ = _read_csv(args.data, None)
+    missing = [c for c in model["feature_names"] if c not in features.columns]
+    if missing:
+        raise SystemExit(f"dperm: columns {missing} of the model are missing from {args.data}")
+    X = features[model["feature_names"]].to_numpy(dtype=float)
+    scores = X @ np.asarray(model["coef"])
+    if model.get("classes"):
+        classes = model["classes"]
+        predictions = np.where(scores > 0, classes[1], classes[0])
+    else:
+        predictions = scores
+    frame = pd.DataFrame({"prediction": predictions})
+    if args.out:
+        frame.to_csv(args.out, index=False)
+        print(f"{len(frame)} predictions written to {args.out}")
+    else:
+        frame.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def cmd_algorithms(args) -> int:
+    import pandas as pd
+
+    from .algorithms import list_algorithms
+
+    rows = [info.as_row() for info in list_algorithms()]
+    frame = pd.DataFrame(rows)[["name", "setting", "guarantee", "requires", "source"]]
+    _console().print(_table(frame, "dperm algorithm catalogue"))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dperm", description="Differentially private empirical risk minimization.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="private learners x epsilons on the embedded ADULT data")
+    demo.add_argument("--algorithms", nargs="+", default=["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd"])
+    demo.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0])
+    demo.add_argument("--delta", type=float, default=1e-5)
+    demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength")
+    demo.add_argument("--repeats", type=int, default=1)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--out", default="dperm_output", help="folder for demo.csv and demo.png")
+    demo.set_defaults(func=cmd_demo)
+
+    fit = sub.add_parser("fit", help="fit a private model on a CSV file, write it as JSON")
+    fit.add_argument("data")
+    fit.add_argument("--target", required=True)
+    fit.add_argument("--loss", default="logistic")
+    fit.add_argument("--algorithm", default="gd_output_perturbation")
+    fit.add_argument("--epsilon", type=float, required=True)
+    fit.add_argument("--delta", type=float, default=0.0)
+    fit.add_argument("--regularizer", default=None, help="e.g. l2:0.01, l1:0.001, elastic_net:0.01:0.5")
+    fit.add_argument("--constraint", default=None, help="e.g. l2_ball:10, l1_ball:5, box:1")
+    fit.add_argument("--data-norm", type=float, default=1.0)
+    fit.add_argument("--label-bound", type=float, default=1.0)
+    fit.add_argument("--params", default=None, help="algorithm hyper-parameters as JSON")
+    fit.add_argument("--seed", type=int, default=None)
+    fit.add_argument("--out", default="model.json")
+    fit.set_defaults(func=cmd_fit)
+
+    predict = sub.add_parser("predict", help="predict with a model written by `dperm fit`")
+    predict.add_argument("model")
+    predict.add_argument("data")
+    predict.add_argument("--out", default=None)
+    predict.set_defaults(func=cmd_predict)
+
+    algorithms = sub.add_parser("algorithms", help="list the algorithm catalogue")
+    algorithms.set_defaults(func=cmd_algorithms)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError) as exc:
+        print(f"dperm: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
