@@ -47,7 +47,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     step_sizes = np.asarray(step_sizes, dtype=np.float64)
     csr = sp.issparse(X)
     if not csr:
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
     for start_at in range(0, len(step_sizes), _BLOCK):
         etas = step_sizes[start_at : start_at + _BLOCK]
         K = len(etas)
@@ -62,7 +62,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
         noise = rng.normal(0.0, sigma, size=(K, d)) if sigma > 0 else np.zeros((K, d))
         args = (y, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum)
         if csr:
-            _kernels.sgd_steps_csr(X.indptr, X.indices, X.data.astype(np.float64), *args)
+            _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)
         else:
             _kernels.sgd_steps_dense(X, *args)
     return w, w_sum / max(1, len(step_sizes))

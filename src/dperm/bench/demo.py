@@ -49,6 +49,9 @@ def run_demo(config: DemoConfig = DemoConfig(), progress=None) -> tuple[pd.DataF
     X, y = load_adult(split="train", return_X_y=True)
     X_test, y_test = load_adult(split="test", return_X_y=True)
     problem = ERMProblem(X, y, "logistic", ("l2", config.mu), data_norm=1.0)
+    # Private fits run on float32 (a quarter of the memory traffic per full gradient);
+    # excess risk is measured on the float64 problem.
+    fit_problem = problem.astype(np.float32)
     t0 = time.perf_counter()
     reference = solve_reference(problem)
     ref_seconds = time.perf_counter() - t0
@@ -65,7 +68,7 @@ def run_demo(config: DemoConfig = DemoConfig(), progress=None) -> tuple[pd.DataF
         for eps in config.epsilons:
             for _ in range(config.repeats):
                 t0 = time.perf_counter()
-                fit = info.fit(problem, PrivacyBudget(eps, config.delta), rng=rng)
+                fit = info.fit(fit_problem, PrivacyBudget(eps, config.delta), rng=rng)
                 seconds = time.perf_counter() - t0
                 rows.append({
                     "algorithm": name,

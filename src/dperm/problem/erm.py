@@ -292,6 +292,14 @@ class ERMProblem:
             return np.asarray(w, dtype=np.float64)
         return self.prox_step(w, self.gradient(w), 1.0 / self.smoothness)
 
+    def astype(self, dtype) -> "ERMProblem":
+        """The same problem with X stored in ``dtype`` (float32 halves memory traffic of
+        full-batch methods; the reference solver works in float64)."""
+        if self.X.dtype == dtype:
+            return self
+        return ERMProblem(self.X.astype(dtype), self.y, self.loss, self.regularizer, self.constraint,
+                          data_norm=self.data_norm, label_bound=self.label_bound)
+
     def replace_row(self, i: int, x, y_i) -> "ERMProblem":
         """The neighbouring problem with row i replaced (replace-one), for tests and audits."""
         X = self.X.tolil(copy=True) if sp.issparse(self.X) else self.X.copy()

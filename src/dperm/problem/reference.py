@@ -88,6 +88,7 @@ def solve_reference(
     mapping. Non-smooth losses (hinge) are solved by L-BFGS only and may stop above
     ``tol``; ``converged`` says so.
     """
+    problem = problem.astype(np.float64)  # a 1e-10 residual is out of float32's reach
     w = np.zeros(problem.n_features) if w0 is None else np.array(w0, dtype=np.float64)
     smooth_unconstrained = (
         problem.is_smooth and problem.regularizer.is_smooth and not problem.constraint.bounded
