@@ -20,7 +20,7 @@ from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, noise_record, start
 from .registry import register
 
-__all__ = ["output_perturbation", "gd_output_perturbation", "gd_sensitivity"]
+__all__ = ["output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent"]
 
 
 def _release(problem: ERMProblem, w: np.ndarray, budget: PrivacyBudget, sensitivity: float, rng):
@@ -127,6 +127,14 @@ def gd_sensitivity(lipschitz: float, n: int, step_size: float, steps: int, mu: f
     return per_step * (1.0 - c**steps) / (1.0 - c)
 
 
+def gradient_descent(problem: ERMProblem, step_size: float, steps: int, w0: np.ndarray) -> np.ndarray:
+    """T steps of (proximal, projected) full gradient descent from w0; no noise."""
+    w = np.array(w0, dtype=np.float64)
+    for _ in range(steps):
+        w = problem.prox_step(w, problem.gradient(w), step_size)
+    return w
+
+
 def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) -> int:
     """T of seed 003 Theorems 2 and 3 (the Theta with constant 1)."""
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
@@ -205,9 +213,7 @@ def gd_output_perturbation(
     T = _default_steps(problem, budget, radius) if steps is None else check_steps("steps", steps)
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
 
-    w = initial_point(problem, init)
-    for _ in range(T):
-        w = problem.prox_step(w, problem.gradient(w), eta)
+    w = gradient_descent(problem, eta, T, initial_point(problem, init))
     w_priv, calibration = _release(problem, w, budget, sensitivity, rng)
 
     info = {"paper_sensitivity_convex": 3.0 * L * T * eta / n}

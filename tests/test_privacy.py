@@ -1,0 +1,299 @@
+"""The privacy layer: budgets, the accountant, calibration against closed forms and
+dp-accounting, and the samplers' distributions."""
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from dperm.privacy import (
+    BudgetAccountant,
+    BudgetExceededError,
+    PrivacyBudget,
+    PrivacyWarning,
+    analytic_gaussian_sigma,
+    calibrate_vector_mechanism,
+    classical_gaussian_sigma,
+    exponential_mechanism,
+    exponential_mechanism_composition_epsilon,
+    exponential_mechanism_step_epsilon,
+    gaussian_dp_delta,
+    gaussian_dp_epsilon,
+    gaussian_dp_mu,
+    gaussian_steps_epsilon,
+    gaussian_steps_sigma,
+    l2_laplace_noise,
+    make_rng,
+    pure_composition_epsilon,
+    subsampled_gaussian_epsilon,
+    subsampled_gaussian_sigma,
+    symmetric_gaussian_matrix,
+)
+
+
+# ----------------------------------------------------------------------------- budget
+@pytest.mark.parametrize(
+    "epsilon, delta, match",
+    [(0, 0, "epsilon"), (-1, 0, "epsilon"), (math.nan, 0, "epsilon"), (math.inf, 0, "epsilon"),
+     (1, -1e-9, "delta"), (1, 1.0, "delta"), (1, 2.0, "delta"), (1, math.nan, "delta")],
+)
+def test_budget_rejects_bad_values(epsilon, delta, match):
+    with pytest.raises(ValueError, match=match):
+        PrivacyBudget(epsilon, delta)
+
+
+@pytest.mark.parametrize("bad", [True, "1", None, [1.0]])
+def test_budget_rejects_non_numbers(bad):
+    with pytest.raises(TypeError):
+        PrivacyBudget(bad, 0.0)
+
+
+def test_budget_composition_and_split():
+    b = PrivacyBudget(1.0, 1e-5)
+    assert b + b == PrivacyBudget(2.0, 2e-5)
+    assert b.split(4) == PrivacyBudget(0.25, 2.5e-6)
+    assert PrivacyBudget(1.0).is_pure and not b.is_pure
+    with pytest.raises(ValueError):
+        b.split(0)
+
+
+def test_budget_warns_when_delta_not_below_one_over_n():
+    with pytest.warns(PrivacyWarning, match="1/n"):
+        PrivacyBudget(1.0, 0.01).check_delta(100)
+    with warnings_as_errors():
+        PrivacyBudget(1.0, 1e-5).check_delta(100)
+
+
+class warnings_as_errors:
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("error")
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)
+
+
+def test_accountant_refuses_to_overspend():
+    acc = BudgetAccountant(PrivacyBudget(1.0, 1e-5))
+    acc.spend(PrivacyBudget(0.6, 5e-6), "first")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(0.5, 1e-6))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(PrivacyBudget(0.1, 6e-6))
+    acc.spend(PrivacyBudget(0.4, 5e-6))
+    assert acc.spent == PrivacyBudget(1.0, 1e-5)
+    assert [label for label, _ in acc.history] == ["first", ""]
+    assert acc.remaining_epsilon == pytest.approx(0.0, abs=1e-12)
+
+
+def test_accountant_is_thread_safe():
+    acc = BudgetAccountant(PrivacyBudget(1.0))
+    successes = []
+
+    def worker():
+        for _ in range(50):
+            try:
+                acc.spend(PrivacyBudget(0.01))
+                successes.append(1)
+            except BudgetExceededError:
+                pass
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(successes) == 100  # exactly the budget, never more
+    assert acc.spent_epsilon <= 1.0 + 1e-9
+
+
+# -------------------------------------------------------------------- Gaussian closed forms
+def test_analytic_gaussian_test_vectors():
+    # ALGORITHMS.md, measured with dp-accounting 0.6.0
+    assert analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-3)
+    assert classical_gaussian_sigma(0.5, 1e-5) * 0.5 == pytest.approx(4.845, abs=1e-3)
+    for (eps, delta), expected in {(1, 1e-5): 37.31, (2, 1e-5): 19.94, (0.1, 1e-3): 174.0, (8, 1e-5): 6.002}.items():
+        assert gaussian_steps_sigma(eps, delta, 1.0, 100) == pytest.approx(expected, rel=1e-3)
+
+
+def test_analytic_gaussian_agrees_with_dp_accounting():
+    import dp_accounting
+
+    for eps, delta in [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-3)]:
+        theirs = dp_accounting.get_sigma_gaussian(eps, delta)
+        assert analytic_gaussian_sigma(eps, delta) == pytest.approx(theirs, rel=1e-3)
+
+
+def test_gaussian_dp_delta_is_the_gaussian_privacy_profile():
+    # delta(eps) of a Gaussian with sensitivity 1 and std 1/mu, by direct integration
+    mu, eps = 0.7, 0.3
+    x = np.linspace(-40, 40, 400001)
+    p = stats.norm.pdf(x, 0, 1 / mu)
+    q = stats.norm.pdf(x, 1, 1 / mu)
+    direct = np.trapezoid(np.maximum(q - math.exp(eps) * p, 0), x)
+    assert gaussian_dp_delta(mu, eps) == pytest.approx(direct, rel=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps=st.floats(0.01, 20), log_delta=st.floats(-12, -1))
+def test_gaussian_dp_inversions_are_certified(eps, log_delta):
+    delta = 10.0**log_delta
+    mu = gaussian_dp_mu(eps, delta)
+    assert gaussian_dp_delta(mu, eps) <= delta  # never over budget
+    assert gaussian_dp_delta(mu * (1 + 1e-6), eps) > delta * (1 - 1e-4)  # and tight
+    assert gaussian_dp_epsilon(mu, delta) <= eps * (1 + 1e-9)
+    assert gaussian_dp_epsilon(mu, delta) == pytest.approx(eps, rel=1e-6)
+
+
+def test_gaussian_steps_round_trip_and_monotonicity():
+    sigma = gaussian_steps_sigma(1.0, 1e-5, 0.01, 250)
+    assert gaussian_steps_epsilon(sigma, 0.01, 250, 1e-5) == pytest.approx(1.0, rel=1e-9)
+    assert gaussian_steps_epsilon(sigma, 0.01, 251, 1e-5) > 1.0
+    assert gaussian_steps_sigma(1.0, 1e-5, 0.01, 400) == pytest.approx(sigma * math.sqrt(400 / 250))
+
+
+# ------------------------------------------------------------------ subsampled (dp-accounting)
+def test_pld_replace_one_at_probability_one_is_the_closed_form():
+    for sigma, sensitivity, steps in [(10.0, 2.0, 5), (3.0, 1.0, 1), (40.0, 2.0, 100)]:
+        accountant = subsampled_gaussian_epsilon(sigma, sensitivity=sensitivity, sampling_probability=1.0,
+                                                 steps=steps, delta=1e-5)
+        closed = gaussian_steps_epsilon(sigma, sensitivity, steps, 1e-5)
+        assert accountant == pytest.approx(closed, rel=2e-3)
+        assert accountant >= closed * (1 - 1e-6)  # the PLD rounds pessimistically
+
+
+def test_rdp_without_replacement_at_full_batch_bounds_the_closed_form():
+    for sigma, sensitivity, steps in [(10.0, 2.0, 5), (40.0, 2.0, 100)]:
+        rdp = subsampled_gaussian_epsilon(sigma, sensitivity=sensitivity, sampling_probability=1.0, steps=steps,
+                                          delta=1e-5, sampling="without_replacement", dataset_size=500)
+        closed = gaussian_steps_epsilon(sigma, sensitivity, steps, 1e-5)
+        assert closed <= rdp <= 1.2 * closed
+
+
+def test_replace_one_pld_matches_add_remove_test_vectors_at_doubled_sensitivity():
+    # ALGORITHMS.md: Poisson q=0.01, T=10000, add/remove, (1, 1e-5) -> noise multiplier 3.813.
+    # Replace-one with per-example bound C has sensitivity 2C; add/remove with bound C is
+    # at least as private, so the replace-one sigma for C = 1 must exceed 3.813 and the
+    # replace-one epsilon at sigma 3.813 must exceed 1.
+    sigma = subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=2.0, sampling_probability=0.01, steps=10000)
+    assert sigma > 3.813
+    eps = subsampled_gaussian_epsilon(3.813, sensitivity=2.0, sampling_probability=0.01, steps=10000, delta=1e-5)
+    assert eps > 1.0
+
+
+def test_subsampled_calibration_is_certified_and_tight():
+    kw = dict(sensitivity=2.0, sampling_probability=0.02, steps=2000)
+    sigma = subsampled_gaussian_sigma(1.0, 1e-5, **kw)
+    assert subsampled_gaussian_epsilon(sigma, delta=1e-5, **kw) <= 1.0 + 1e-9
+    assert subsampled_gaussian_epsilon(sigma * 0.98, delta=1e-5, **kw) > 1.0
+    # amplification: far less noise than the full batch needs for the same T
+    assert sigma < gaussian_steps_sigma(1.0, 1e-5, 2.0, 2000) / 5
+
+
+def test_subsampled_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="delta"):
+        subsampled_gaussian_sigma(1.0, 0.0, sensitivity=1.0, sampling_probability=0.1, steps=10)
+    with pytest.raises(ValueError, match="dataset_size"):
+        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=0.1, steps=10,
+                                  sampling="without_replacement")
+    with pytest.raises(ValueError, match="sampling"):
+        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=0.1, steps=10, sampling="shuffle")
+    with pytest.raises(ValueError, match="sampling_probability"):
+        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=1.5, steps=10)
+
+
+# ------------------------------------------------------------------------------- pure DP
+def test_pure_composition():
+    assert pure_composition_epsilon([0.1] * 10) == pytest.approx(1.0)
+    # advanced composition wins for many small steps
+    many = pure_composition_epsilon([0.01] * 10000, delta=1e-5)
+    assert many < 100 and many == pytest.approx(math.sqrt(2e4 * math.log(1e5)) * 0.01 + 1e4 * 0.01 * math.expm1(0.01))
+
+
+def test_exponential_mechanism_zcdp_route():
+    k, e0, delta = 1000, 0.05, 1e-6
+    rho = k * e0**2 / 8
+    assert exponential_mechanism_composition_epsilon([e0] * k, delta) == pytest.approx(
+        rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+    assert exponential_mechanism_composition_epsilon([e0] * k, 0.0) == pytest.approx(k * e0)
+    step = exponential_mechanism_step_epsilon(1.0, 1e-6, 1000)
+    assert step > 1.0 / 1000
+    assert exponential_mechanism_composition_epsilon([step] * 1000, 1e-6) <= 1.0 + 1e-12
+
+
+# ---------------------------------------------------------------------- vector calibration
+def test_calibrate_vector_mechanism_chooses_the_mechanism():
+    pure = calibrate_vector_mechanism(PrivacyBudget(2.0), 0.5, steps=4)
+    assert pure.mechanism == "l2_laplace" and pure.scale == pytest.approx(0.5 / 0.5)
+    approx = calibrate_vector_mechanism(PrivacyBudget(1.0, 1e-5), 0.5, steps=4)
+    assert approx.mechanism == "gaussian"
+    assert approx.scale == pytest.approx(2 * 0.5 * 3.7306, rel=1e-4)
+    assert approx.budget.epsilon <= 1.0
+
+
+# -------------------------------------------------------------------------------- samplers
+def test_make_rng():
+    assert isinstance(make_rng(None), np.random.Generator)
+    g = np.random.default_rng(1)
+    assert make_rng(g) is g
+    assert make_rng(5).random() == np.random.default_rng(5).random()
+    with pytest.raises(TypeError):
+        make_rng("seed")
+    # two unseeded generators differ (OS entropy, not a fixed or one-byte seed)
+    assert make_rng(None).integers(2**63) != make_rng(None).integers(2**63)
+
+
+def test_gaussian_noise_distribution():
+    rng = np.random.default_rng(0)
+    cal = calibrate_vector_mechanism(PrivacyBudget(1.0, 1e-5), 1.0)
+    z = np.concatenate([cal.sample(rng, 50) for _ in range(100)])
+    assert stats.kstest(z / cal.scale, "norm").pvalue > 1e-3
+
+
+@pytest.mark.parametrize("dim", [1, 3, 20])
+def test_l2_laplace_radius_and_direction(dim):
+    rng = np.random.default_rng(dim)
+    scale = 0.7
+    samples = np.array([l2_laplace_noise(rng, dim, scale) for _ in range(4000)])
+    radius = np.linalg.norm(samples, axis=1)
+    assert stats.kstest(radius, stats.gamma(a=dim, scale=scale).cdf).pvalue > 1e-3
+    if dim > 1:
+        # first coordinate of a uniform direction on S^{d-1}: (x+1)/2 ~ Beta((d-1)/2, (d-1)/2)
+        u = (samples[:, 0] / radius + 1) / 2
+        assert stats.kstest(u, stats.beta((dim - 1) / 2, (dim - 1) / 2).cdf).pvalue > 1e-3
+    else:  # 1-D: the Laplace law
+        assert stats.kstest(samples[:, 0], stats.laplace(scale=scale).cdf).pvalue > 1e-3
+
+
+def test_exponential_mechanism_frequencies():
+    rng = np.random.default_rng(3)
+    scores = np.array([0.0, 1.0, 2.0, -np.inf, 0.5])
+    eps, sens = 2.0, 1.0
+    draws = np.bincount([exponential_mechanism(rng, scores, eps, sens) for _ in range(20000)], minlength=5)
+    weights = np.exp(eps * np.where(np.isinf(scores), -np.inf, scores) / (2 * sens))
+    expected = weights / weights.sum() * draws.sum()
+    assert draws[3] == 0
+    keep = expected > 0
+    assert stats.chisquare(draws[keep], expected[keep]).pvalue > 1e-3
+
+
+def test_exponential_mechanism_is_stable_for_huge_scores():
+    rng = np.random.default_rng(0)
+    assert exponential_mechanism(rng, np.array([1e308, 0.0]), 1.0, 1.0) == 0
+    with pytest.raises(ValueError):
+        exponential_mechanism(rng, np.array([np.nan, 1.0]), 1.0, 1.0)
+
+
+def test_symmetric_gaussian_matrix():
+    rng = np.random.default_rng(0)
+    m = symmetric_gaussian_matrix(rng, 60, 2.0)
+    assert np.array_equal(m, m.T)
+    upper = m[np.triu_indices(60)]
+    assert stats.kstest(upper / 2.0, "norm").pvalue > 1e-3
