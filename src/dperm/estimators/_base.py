@@ -45,6 +45,14 @@ class DPLinearModelMixin(BaseEstimator):
             raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha}")
         return ("l2", alpha) if alpha > 0 else None
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        # Fits are random by design (the noise is the privacy); with a fixed
+        # random_state they are reproducible.
+        tags.non_deterministic = False
+        return tags
+
     def _constraint(self):
         return self.constraint
 
@@ -57,6 +65,7 @@ class DPLinearModelMixin(BaseEstimator):
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
         if y is None:
             return validate_data(self, X, **kwargs)
+
         return validate_data(self, X, y, y_numeric=False, **kwargs)
 
     def _effective_norm(self) -> float:
@@ -79,6 +88,11 @@ class DPLinearModelMixin(BaseEstimator):
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
         return fit.coef, 0.0, fit
+
+    def _validate_xy(self, X, y):
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        return self._validate(X, y)
 
     def _budget(self) -> PrivacyBudget:
         return PrivacyBudget(self.epsilon, self.delta)

@@ -70,7 +70,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         one-vs-rest, each of the K fits with budget (epsilon/K, delta/K), so the whole
         model is (epsilon, delta)-DP by basic composition (every row is used K times)."""
         budget = self._budget()
-        X, y = self._validate(X, y)
+        X, y = self._validate_xy(X, y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         k = len(self.classes_)
@@ -189,7 +189,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
     def fit(self, X, y):
         """Fit privately with the whole budget; labels above ``label_bound`` are clipped."""
         budget = self._budget()
-        X, y = self._validate(X, y)
+        X, y = self._validate_xy(X, y)
         y = np.asarray(y, dtype=np.float64)
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound))
         self.coef_ = coef
