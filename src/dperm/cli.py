@@ -23,8 +23,9 @@ def _table(frame, title: str, floats: dict | None = None):
     from rich.table import Table
 
     table = Table(title=title)
-    for column in frame.columns:
-        table.add_column(str(column), justify="right" if frame[column].dtype.kind in "fi" else "left")
+    for i, column in enumerate(frame.columns):
+        table.add_column(str(column), justify="right" if frame[column].dtype.kind in "fi" else "left",
+                         no_wrap=i == 0, overflow="fold")
     for _, row in frame.iterrows():
         cells = []
         for column in frame.columns:
@@ -76,13 +77,19 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _read_csv(path: str, target: str | None):
+def _read_csv(path: str, target: str | None, columns: list | None = None):
     import pandas as pd
 
     frame = pd.read_csv(path)
     if target is not None and target not in frame.columns:
         raise SystemExit(f"dperm: no column {target!r} in {path}; columns are {list(frame.columns)}")
-    features = frame.drop(columns=[target]) if target is not None else frame
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise SystemExit(f"dperm: columns {missing} of the model are missing from {path}")
+        features = frame[columns]
+    else:
+        features = frame.drop(columns=[target]) if target is not None else frame
     non_numeric = [c for c in features.columns if features[c].dtype.kind not in "biuf"]
     if non_numeric:
         raise SystemExit(f"dperm: non-numeric feature columns {non_numeric}; encode them first")
@@ -129,11 +136,8 @@ def cmd_predict(args) -> int:
     import pandas as pd
 
     model = json.loads(Path(args.model).read_text())
-    features, _ = _read_csv(args.data, None)
-    missing = [c for c in model["feature_names"] if c not in features.columns]
-    if missing:
-        raise SystemExit(f"dperm: columns {missing} of the model are missing from {args.data}")
-    X = features[model["feature_names"]].to_numpy(dtype=float)
+    features, _ = _read_csv(args.data, None, model["feature_names"])
+    X = features.to_numpy(dtype=float)
     scores = X @ np.asarray(model["coef"])
     if model.get("classes"):
         classes = model["classes"]
