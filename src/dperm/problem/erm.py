@@ -257,9 +257,19 @@ class ERMProblem:
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian of the smooth part of F at w times v (generalized Hessian where phi''
         jumps)."""
-        curv = self.loss.curvature(self.margins(w), self.y)
+        curv = self._curvature_at(w)
         Xv = np.asarray(self.X @ self._as_compute(v), dtype=np.float64)
         return self._xt(curv * Xv) / self.n_samples + self.regularizer.l2 * np.asarray(v, dtype=np.float64)
+
+    def _curvature_at(self, w: np.ndarray) -> np.ndarray:
+        """phi''(<w, x_i>, y_i), remembered for the last w: Newton-CG asks for many
+        Hessian-vector products at one point, and each would otherwise re-read X."""
+        key = np.asarray(w, dtype=np.float64).tobytes()
+        cached = getattr(self, "_curvature_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, self.loss.curvature(self.margins(w), self.y))
+            self._curvature_cache = cached
+        return cached[1]
 
     def hessian(self, w: np.ndarray) -> np.ndarray:
         """Dense d x d Hessian of the smooth part of F (for small d)."""
