@@ -20,6 +20,7 @@ from .calibrate import (
     subsampled_gaussian_epsilon,
     subsampled_gaussian_sigma,
 )
+from .phases import GaussianPhase, calibrate_phase_noise_ratio, phases_epsilon
 from .noise import (
     exponential_mechanism,
     gaussian_noise,
@@ -32,6 +33,7 @@ from .noise import (
 
 __all__ = [
     "BudgetAccountant", "BudgetExceededError", "PrivacyBudget", "PrivacyWarning",
+    "GaussianPhase", "calibrate_phase_noise_ratio", "phases_epsilon",
     "NoiseCalibration", "analytic_gaussian_sigma", "calibrate_vector_mechanism",
     "classical_gaussian_sigma", "exponential_mechanism_composition_epsilon",
     "exponential_mechanism_step_epsilon", "gaussian_dp_delta", "gaussian_dp_epsilon",
