@@ -4,15 +4,18 @@
 ``dperm.algorithms.list()`` returns the catalogue (see ``registry.AlgorithmInfo``).
 """
 
-from . import gradient_descent, output_perturbation, sgd  # noqa: F401  (registers)
+from . import exponential, gradient_descent, output_perturbation, objective_perturbation, sgd, svrg  # noqa: F401  (registers)
+from .exponential import exponential_mechanism, localization
 from .gradient_descent import noisy_gd
 from .output_perturbation import gd_output_perturbation, output_perturbation
 from .registry import AlgorithmInfo, AssumptionError, check_assumptions, get, list_algorithms, names
+from .objective_perturbation import objective_perturbation
 from .sgd import dp_sgd
+from .svrg import dp_svrg, dp_svrg_pp
 
 list = list_algorithms  # noqa: A001  (the public name of DESIGN.md: dperm.algorithms.list())
 
 __all__ = [
     "AlgorithmInfo", "AssumptionError", "check_assumptions", "get", "list", "list_algorithms", "names",
-    "dp_sgd", "gd_output_perturbation", "noisy_gd", "output_perturbation",
+    "dp_sgd", "dp_svrg", "exponential_mechanism", "localization", "dp_svrg_pp", "gd_output_perturbation", "noisy_gd", "objective_perturbation", "output_perturbation",
 ]

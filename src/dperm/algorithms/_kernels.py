@@ -196,3 +196,73 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom,
                 for p in range(indptr[i], indptr[i + 1]):
                     g[indices[p]] += s * data[p]
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
+
+
+@njit(cache=True)
+def svrg_steps_dense(X, y, w, w_snap, v_snap, rows, counts, normals, noise_ratio, etas, denom, code, param,
+                     l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, noise_scales):
+    """Noisy proximal SVRG inner steps (dperm's accountable DP-SVRG variant), in place.
+
+    Step k: ``c = min(diff_cap, diff_smoothness ||w - w_snap||)`` bounds every per-example
+    correction ``grad f_i(w) - grad f_i(w_snap)`` (a public number: w and w_snap are
+    post-processing of earlier releases); the released sum of corrections gets noise
+    ``normals[k] * noise_ratio * 2c`` (replace-one sensitivity 2c), and
+    ``w <- Pi_C(prox(w - eta_k ((sum + noise) / denom + v_snap + l2 w)))``.
+    ``noise_scales[k]`` records the noise std used at step k.
+    """
+    d = w.shape[0]
+    g = np.empty(d)
+    scratch = np.empty(d)
+    for k in range(etas.shape[0]):
+        dist2 = 0.0
+        for j in range(d):
+            diff = w[j] - w_snap[j]
+            dist2 += diff * diff
+        c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
+        scale = noise_ratio * 2.0 * c
+        noise_scales[k] = scale
+        for j in range(d):
+            g[j] = normals[k, j] * scale + denom * v_snap[j]
+        for b in range(counts[k]):
+            i = rows[k, b]
+            a = 0.0
+            a_snap = 0.0
+            for j in range(d):
+                a += X[i, j] * w[j]
+                a_snap += X[i, j] * w_snap[j]
+            s = _dphi(code, param, a, y[i]) - _dphi(code, param, a_snap, y[i])
+            if s != 0.0:
+                for j in range(d):
+                    g[j] += s * X[i, j]
+        _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
+
+
+@njit(cache=True)
+def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, rows, counts, normals, noise_ratio, etas, denom,
+                   code, param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, noise_scales):
+    """:func:`svrg_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
+    d = w.shape[0]
+    g = np.empty(d)
+    scratch = np.empty(d)
+    for k in range(etas.shape[0]):
+        dist2 = 0.0
+        for j in range(d):
+            diff = w[j] - w_snap[j]
+            dist2 += diff * diff
+        c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
+        scale = noise_ratio * 2.0 * c
+        noise_scales[k] = scale
+        for j in range(d):
+            g[j] = normals[k, j] * scale + denom * v_snap[j]
+        for b in range(counts[k]):
+            i = rows[k, b]
+            a = 0.0
+            a_snap = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                a += data[p] * w[indices[p]]
+                a_snap += data[p] * w_snap[indices[p]]
+            s = _dphi(code, param, a, y[i]) - _dphi(code, param, a_snap, y[i])
+            if s != 0.0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    g[indices[p]] += s * data[p]
+        _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)

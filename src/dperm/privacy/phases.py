@@ -28,11 +28,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .budget import PrivacyBudget
-from .calibrate import _pld_grid, gaussian_dp_epsilon
+from .calibrate import _pld_grid, gaussian_dp_epsilon, gaussian_dp_mu
 
 __all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio"]
 
 _SAMPLINGS = ("poisson", "without_replacement")
+# Noise ratios below this are accounted by the closed form without amplification.
+_ACCOUNTANT_MIN_RATIO = 0.1
 
 
 @dataclass(frozen=True)
@@ -131,10 +133,16 @@ def phases_epsilon(
     Full-batch-only compositions are computed in closed form (Gaussian DP); otherwise by
     dp-accounting (PLD for Poisson, RDP for fixed-size batches), the PLD grid refined
     relative to the answer (every grid gives a valid upper bound; the smallest is kept).
+    When some noise ratio is below 0.1 (budgets in the hundreds), the closed form that
+    ignores amplification by sampling is returned: a valid upper bound, computed at once.
     """
     _check_common(phases, delta, sampling, dataset_size)
-    if all(p.full_batch for p in phases):
-        mu = math.sqrt(sum(p.steps / p.noise_ratio**2 for p in phases))
+    mu = math.sqrt(sum(p.steps / p.noise_ratio**2 for p in phases))
+    if all(p.full_batch for p in phases) or min(p.noise_ratio for p in phases) < _ACCOUNTANT_MIN_RATIO:
+        # Sampling never weakens a Gaussian release (the subsampled tradeoff curve lies
+        # above the full-batch one), so the closed form is a valid upper bound; below
+        # the threshold the accountants are slow (the PLD of a nearly noiseless
+        # Gaussian spans a huge loss range) and the budget is in the hundreds anyway.
         return gaussian_dp_epsilon(mu, delta)
     key = tuple((float(p.noise_ratio), int(p.steps), float(p.sampling_probability)) for p in phases)
     n = int(dataset_size or 0)
@@ -174,6 +182,11 @@ def calibrate_phase_noise_ratio(
 
     if fixed and phases_epsilon(fixed, budget.delta, sampling=sampling, dataset_size=dataset_size) >= budget.epsilon:
         raise ValueError("the fixed phases alone already spend the whole budget")
+    # The ratio the closed form certifies without amplification by sampling: an upper
+    # bound on the answer, and the answer itself below the accountants' threshold.
+    spare = gaussian_dp_mu(budget.epsilon, budget.delta) ** 2 - sum(p.steps / p.noise_ratio**2 for p in fixed)
+    if spare > 0 and math.sqrt(steps / spare) < _ACCOUNTANT_MIN_RATIO:
+        return math.sqrt(steps / spare) * (1 + 1e-12)
     hi = 1.0
     while eps_at(hi) > budget.epsilon:
         hi *= 2.0

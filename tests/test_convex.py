@@ -1,0 +1,310 @@
+"""The convex catalogue beyond the core: phase accounting, DP-SVRG / DP-SVRG++, objective
+perturbation (AMP), the exponential mechanism over a net, localization.
+
+Each test can fail: budgets are recomputed independently of the code under test,
+sensitivities are checked on neighbouring datasets, and the samplers' output laws are
+compared with the distributions they claim."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dperm.algorithms import AssumptionError, get
+from dperm.algorithms.exponential import grid_net
+from dperm.algorithms.objective_perturbation import objective_perturbation_lambda
+from dperm.algorithms.svrg import prox_svrg_inner_steps
+from dperm.privacy import (
+    GaussianPhase,
+    PrivacyBudget,
+    calibrate_phase_noise_ratio,
+    gaussian_dp_epsilon,
+    gaussian_steps_epsilon,
+    phases_epsilon,
+    subsampled_gaussian_epsilon,
+)
+from dperm.problem import ERMProblem, solve_reference
+
+from test_algorithms import make_data, neighbours
+
+HUGE = PrivacyBudget(1e6, 1e-5)
+
+
+def fit(name, problem, budget, seed=0, **hyper):
+    return get(name).fit(problem, budget, rng=seed, **hyper)
+
+
+# ---------------------------------------------------------------- phase accounting
+def test_one_full_batch_phase_is_the_closed_form():
+    phase = GaussianPhase(noise_ratio=7.0, steps=20)
+    assert phases_epsilon([phase], 1e-5) == pytest.approx(gaussian_steps_epsilon(7.0, 1.0, 20, 1e-5), rel=1e-9)
+
+
+def test_full_batch_phases_compose_as_gaussian_dp():
+    phases = [GaussianPhase(5.0, 10), GaussianPhase(12.0, 300)]
+    mu = math.sqrt(10 / 5.0**2 + 300 / 12.0**2)
+    assert phases_epsilon(phases, 1e-5) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5), rel=1e-9)
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_one_subsampled_phase_equals_subsampled_gaussian(sampling):
+    ours = phases_epsilon([GaussianPhase(1.5, 500, 0.01)], 1e-5, sampling=sampling, dataset_size=1000)
+    reference = subsampled_gaussian_epsilon(
+        1.5, sensitivity=1.0, sampling_probability=0.01, steps=500, delta=1e-5, sampling=sampling, dataset_size=1000
+    )
+    assert ours == pytest.approx(reference, rel=1e-6)
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_phase_calibration_spends_the_budget(sampling):
+    budget = PrivacyBudget(1.0, 1e-5)
+    fixed = [GaussianPhase(30.0, 5)]
+    ratio = calibrate_phase_noise_ratio(budget, fixed, 400, 0.02, sampling=sampling, dataset_size=2000)
+    spent = phases_epsilon(fixed + [GaussianPhase(ratio, 400, 0.02)], 1e-5, sampling=sampling, dataset_size=2000)
+    assert spent <= 1.0 + 1e-9
+    assert spent >= 0.97  # not wasteful: a 3% smaller ratio would overspend
+    louder = phases_epsilon(fixed + [GaussianPhase(ratio * 0.97, 400, 0.02)], 1e-5, sampling=sampling, dataset_size=2000)
+    assert louder > 1.0
+
+
+# ---------------------------------------------------------------- DP-SVRG and DP-SVRG++
+def test_prox_svrg_epoch_length_meets_its_rate():
+    eta, mu, beta = 1 / 12, 0.1, 1.0
+    m = prox_svrg_inner_steps(eta, mu, beta)
+    a = 4 * beta * eta
+    rate = 1 / (mu * eta * (1 - a) * m) + a * (m + 1) / ((1 - a) * m)
+    assert rate <= 0.75 + 1e-12
+    assert 1 / (mu * eta * (1 - a) * (m - 1)) + a * m / ((1 - a) * (m - 1)) > 0.75  # the smallest such m
+
+
+@pytest.mark.parametrize("name", ["dp_svrg", "dp_svrg_pp"])
+@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
+def test_svrg_budget_recomputed_from_its_noise(name, sampling):
+    X, y = make_data(n=2000, d=5)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    budget = PrivacyBudget(1.0, 1e-5)
+    out = fit(name, problem, budget, sampling=sampling)
+    noise, hyper = out.noise, out.hyperparameters
+    snapshot = GaussianPhase(noise["snapshot_scale"] / noise["snapshot_sensitivity"], noise["snapshot_releases"])
+    inner = GaussianPhase(noise["inner_noise_ratio"], noise["inner_releases"], noise["sampling_probability"])
+    spent = phases_epsilon([snapshot, inner], 1e-5, sampling=sampling, dataset_size=2000)
+    assert spent <= 1.0 + 1e-9
+    assert out.privacy_spent.epsilon == pytest.approx(spent, rel=1e-6)
+    assert noise["snapshot_sensitivity"] == pytest.approx(2 * problem.lipschitz / 2000)
+    # the per-step noise follows the public bound min(2L, beta ||w - w~||) <= 2L, times 2 (replace-one)
+    assert noise["inner_scale_max"] <= noise["inner_noise_ratio"] * 4 * problem.lipschitz * (1 + 1e-12)
+    assert hyper["epochs"] == len(hyper["epoch_lengths"])
+
+
+def test_svrg_defaults_follow_the_theorems():
+    X, y = make_data(n=2000, d=5)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    budget = PrivacyBudget(1.0, 1e-5)
+    out = fit("dp_svrg", problem, budget)
+    beta = problem.smoothness
+    assert out.hyperparameters["step_size"] == pytest.approx(1 / (12 * beta))
+    ratio = (2000 * 1.0) ** 2 / (5 * math.log(1e5))
+    assert out.hyperparameters["epochs"] == math.ceil(math.log(ratio) / math.log(4 / 3))
+    assert set(out.hyperparameters["epoch_lengths"]) == {prox_svrg_inner_steps(1 / (12 * beta), 0.1, beta)}
+    pp = fit("dp_svrg_pp", problem, budget)
+    assert pp.hyperparameters["step_size"] == pytest.approx(1 / (13 * beta))
+    lengths = pp.hyperparameters["epoch_lengths"]
+    assert all(b == 2 * a for a, b in zip(lengths, lengths[1:]))  # doubling epochs
+
+
+@pytest.mark.parametrize("name", ["dp_svrg", "dp_svrg_pp"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_svrg_converges_at_huge_epsilon(name, sparse):
+    X, y = make_data(n=1500, d=6)
+    problem = ERMProblem(sp.csr_matrix(X) if sparse else X, y, "logistic", ("l2", 0.05))
+    reference = solve_reference(problem)
+    out = fit(name, problem, HUGE, epochs=12, batch_size=50)
+    assert out.excess_risk(problem, reference) < 1e-4
+
+
+def test_svrg_proximal_l1_is_sparse_where_the_lasso_is():
+    rng = np.random.default_rng(3)
+    n, d = 1500, 12
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w_true = np.zeros(d)
+    w_true[:3] = [6.0, -5.0, 4.0]
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w_true)), 1.0, -1.0)
+    problem = ERMProblem(X, y, "logistic", ("elastic_net", 0.02, 0.5))
+    reference = solve_reference(problem)
+    # coordinates the lasso sets to zero with slack in the optimality condition
+    slack = np.abs(problem.loss_gradient(reference.coef) + problem.regularizer.l2 * reference.coef)
+    zero = (reference.coef == 0) & (slack < 0.8 * problem.regularizer.l1)
+    assert zero.sum() >= 3
+    out = fit("dp_svrg", problem, HUGE, epochs=15, batch_size=30)
+    assert np.all(out.coef[zero] == 0.0)
+    assert np.all(out.coef[np.abs(reference.coef) > 1e-2] != 0.0)
+    assert out.excess_risk(problem, reference) < 1e-4
+
+
+def test_svrg_needs_smoothness_and_strong_convexity():
+    X, y = make_data(n=300, d=3)
+    with pytest.raises(AssumptionError, match="smooth"):
+        fit("dp_svrg", ERMProblem(X, y, "hinge", ("l2", 0.1)), PrivacyBudget(1.0, 1e-5))
+    with pytest.raises(AssumptionError, match="strongly convex"):
+        fit("dp_svrg", ERMProblem(X, y, "logistic"), PrivacyBudget(1.0, 1e-5))
+    with pytest.raises(AssumptionError, match="delta > 0"):
+        fit("dp_svrg", ERMProblem(X, y, "logistic", ("l2", 0.1)), PrivacyBudget(1.0, 0.0))
+    with pytest.raises(ValueError, match="batch_size"):
+        fit("dp_svrg", ERMProblem(X, y, "logistic", ("l2", 0.1)), PrivacyBudget(1.0, 1e-5), batch_size=10_000)
+
+
+# ---------------------------------------------------------------- objective perturbation
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("data_norm", [1.0, 3.0])
+def test_objective_perturbation_accounting(delta, data_norm):
+    X, y = make_data(n=800, d=4, norm=data_norm)
+    problem = ERMProblem(X, y, "logistic", ("l2", 1e-3), data_norm=data_norm)
+    budget = PrivacyBudget(1.0, delta)
+    out = fit("objective_perturbation", problem, budget)
+    # the curvature term scales with data_norm squared: beta_phi R^2 = R^2 / 4
+    beta_loss = data_norm**2 / 4
+    assert problem.constants.loss_smoothness == pytest.approx(beta_loss)
+    ridge_sum = out.noise["extra_ridge"] * 800
+    eps_objective = 0.99
+    assert ridge_sum == pytest.approx(objective_perturbation_lambda(0.5 * eps_objective, beta_loss, 800, 1e-3))
+    assert out.noise["epsilon_jacobian"] == pytest.approx(math.log1p(beta_loss / (ridge_sum + 800 * 1e-3)))
+    assert out.noise["sensitivity"] == pytest.approx(2 * problem.lipschitz)
+    assert out.noise["mechanism"] == ("gaussian" if delta else "l2_laplace")
+    assert out.privacy_spent.epsilon <= 1.0 + 1e-12
+    assert out.privacy_spent.epsilon >= 0.999
+
+
+def test_objective_perturbation_jacobian_bound_on_neighbours():
+    """det of the Hessian of n J on neighbouring datasets differs by at most e^eps_J."""
+    X, y = make_data(n=200, d=4)
+    problem = ERMProblem(X, y, "logistic", ("l2", 1e-3))
+    out = fit("objective_perturbation", problem, PrivacyBudget(0.5, 1e-5))
+    ridge = out.noise["extra_ridge"]
+    rng = np.random.default_rng(5)
+    worst = 0.0
+    for other in neighbours(problem, rng, count=8):
+        for _ in range(5):
+            w = rng.normal(size=4) * 3
+            H = 200 * (problem.hessian(w) + ridge * np.eye(4))
+            H2 = 200 * (other.hessian(w) + ridge * np.eye(4))
+            worst = max(worst, abs(np.linalg.slogdet(H)[1] - np.linalg.slogdet(H2)[1]))
+    assert worst <= out.noise["epsilon_jacobian"] * (1 + 1e-9)
+
+
+def test_objective_perturbation_converges_at_huge_epsilon():
+    X, y = make_data(n=1000, d=5)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.01))
+    reference = solve_reference(problem)
+    out = fit("objective_perturbation", problem, HUGE)
+    assert out.excess_risk(problem, reference) < 1e-6
+
+
+def test_objective_perturbation_refuses_what_it_cannot_account():
+    X, y = make_data(n=300, d=3)
+    budget = PrivacyBudget(1.0, 1e-5)
+    with pytest.raises(AssumptionError, match="unconstrained"):
+        fit("objective_perturbation", ERMProblem(X, y, "logistic", ("l2", 0.1), ("l2_ball", 1.0)), budget)
+    with pytest.raises(AssumptionError, match="smooth regularizer"):
+        fit("objective_perturbation", ERMProblem(X, y, "logistic", ("l1", 0.1)), budget)
+    with pytest.raises(AssumptionError, match="smooth"):
+        fit("objective_perturbation", ERMProblem(X, y, "hinge", ("l2", 0.1)), budget)
+    with pytest.raises(ValueError, match="jacobian_share"):
+        fit("objective_perturbation", ERMProblem(X, y, "logistic", ("l2", 0.1)), budget, jacobian_share=1.0)
+
+
+# ---------------------------------------------------------------- exponential mechanism
+def small_problem(n=300, d=2, seed=0, mu=0.0, radius=1.0):
+    X, y = make_data(n=n, d=d, seed=seed)
+    return ERMProblem(X, y, "logistic", ("l2", mu) if mu else None, ("l2_ball", radius))
+
+
+def test_grid_net_covers_the_set():
+    rng = np.random.default_rng(0)
+    for constraint_radius, ball in ((1.0, 0.6), (0.5, 2.0)):
+        from dperm.problem.constraints import L2Ball
+
+        centre = np.array([0.3, -0.2])
+        alpha = 0.05
+        net = grid_net(L2Ball(constraint_radius), centre, ball, alpha)
+        # every net point is in S = C ∩ B(centre, ball)
+        assert np.all(np.linalg.norm(net, axis=1) <= constraint_radius * (1 + 1e-9))
+        assert np.all(np.linalg.norm(net - centre, axis=1) <= ball * (1 + 1e-9))
+        # every point of S is within alpha of the net
+        points = centre + rng.normal(size=(4000, 2)) * ball
+        points = points[(np.linalg.norm(points, axis=1) <= constraint_radius) & (np.linalg.norm(points - centre, axis=1) <= ball)]
+        gaps = np.min(np.linalg.norm(points[:, None, :] - net[None, :, :], axis=2), axis=1)
+        assert gaps.max() <= alpha * (1 + 1e-9)
+
+
+def test_exponential_mechanism_samples_the_exponential_law():
+    problem = small_problem(n=100, d=1)
+    problem = ERMProblem(problem.X, problem.y, "logistic", None, ("l2_ball", 1.0))
+    alpha, eps = 0.25, 0.5
+    draws = np.array([fit("exponential_mechanism", problem, PrivacyBudget(eps, 0.0), seed=s, alpha=alpha).coef[0] for s in range(3000)])
+    net = grid_net(problem.constraint, np.zeros(1), 1.0, alpha)[:, 0]
+    sensitivity = 2 * problem.lipschitz * np.max(np.abs(net))
+    scores = np.array([-100 * problem.objective(np.array([w])) for w in net])
+    logits = eps * scores / (2 * sensitivity)
+    probabilities = np.exp(logits - logits.max())
+    probabilities /= probabilities.sum()
+    observed = np.array([np.sum(np.isclose(draws, w)) for w in net])
+    assert observed.sum() == 3000
+    assert stats.chisquare(observed, probabilities * 3000).pvalue > 1e-3
+
+
+def test_exponential_mechanism_score_sensitivity_on_neighbours():
+    problem = small_problem(n=80, d=2)
+    rng = np.random.default_rng(1)
+    out = fit("exponential_mechanism", problem, PrivacyBudget(1.0, 0.0), alpha=0.2)
+    net = grid_net(problem.constraint, np.zeros(2), 1.0, 0.2)
+    centre = np.zeros(2)
+    n = problem.n_samples
+
+    def shifted(p, w):
+        return -n * (p.objective(w) - p.loss_value(centre))
+
+    worst = max(abs(shifted(problem, w) - shifted(other, w)) for other in neighbours(problem, rng) for w in net)
+    assert worst <= out.noise["sensitivity"] * (1 + 1e-9)
+
+
+def test_exponential_mechanism_concentrates_at_large_epsilon():
+    problem = small_problem(n=300, d=2)
+    reference = solve_reference(problem)
+    out = fit("exponential_mechanism", problem, PrivacyBudget(1e4, 0.0), alpha=0.01)
+    assert out.excess_risk(problem, reference) < problem.lipschitz * 0.01 + 1e-3
+    assert out.privacy_spent == PrivacyBudget(1e4, 0.0)
+
+
+def test_exponential_mechanism_refuses_large_dimension():
+    X, y = make_data(n=1000, d=12)
+    problem = ERMProblem(X, y, "logistic", None, ("l2_ball", 1.0))
+    with pytest.raises(ValueError, match=r"serves d <= \d+"):
+        fit("exponential_mechanism", problem, PrivacyBudget(1.0, 0.0))
+    with pytest.raises(AssumptionError, match="delta = 0"):
+        fit("exponential_mechanism", small_problem(), PrivacyBudget(1.0, 1e-5))
+    with pytest.raises(ValueError, match="alpha"):
+        fit("exponential_mechanism", small_problem(), PrivacyBudget(1.0, 0.0), alpha=-1.0)
+
+
+def test_localization_concentrates_and_accounts():
+    problem = small_problem(n=2000, d=2, mu=0.5, radius=5.0)
+    reference = solve_reference(problem)
+    out = fit("localization", problem, PrivacyBudget(200.0, 0.0), alpha=0.002)
+    assert out.privacy_spent == PrivacyBudget(200.0, 0.0)
+    # the ball holds the minimizer with probability 1 - 1/n, its radius the Gamma quantile
+    sens = out.noise["localization_sensitivity"]
+    assert out.noise["ball_radius"] == pytest.approx(stats.gamma.ppf(1 - 1 / 2000, 2, scale=sens / 100.0))
+    assert out.excess_risk(problem, reference) < 1e-3
+    with pytest.raises(AssumptionError, match="strongly convex"):
+        fit("localization", small_problem(), PrivacyBudget(1.0, 0.0))
+
+
+def test_nearly_noiseless_phases_use_the_closed_form_upper_bound():
+    phases = [GaussianPhase(0.05, 10, 0.1), GaussianPhase(3.0, 4)]
+    mu = math.sqrt(10 / 0.05**2 + 4 / 3.0**2)
+    assert phases_epsilon(phases, 1e-5, dataset_size=100) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
+    ratio = calibrate_phase_noise_ratio(PrivacyBudget(1e4, 1e-5), [], 100, 0.01)
+    assert phases_epsilon([GaussianPhase(ratio, 100, 0.01)], 1e-5) <= 1e4
