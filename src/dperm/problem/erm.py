@@ -298,6 +298,8 @@ class ERMProblem:
         grad = self.gradient(w)
         if not self.constraint.bounded:
             return self.regularizer.subgradient_distance(np.asarray(w, dtype=np.float64), grad)
+        if not self.is_smooth:  # no gradient mapping certifies a non-smooth constrained point
+            return math.nan
         step = 1.0 / self.smoothness
         w_plus = self.prox_step(w, grad, step)
         return 2.0 * float(np.linalg.norm(np.asarray(w) - w_plus)) / step
@@ -306,6 +308,8 @@ class ERMProblem:
         """The point at which :meth:`optimality_residual` certifies optimality."""
         if not self.constraint.bounded:
             return np.asarray(w, dtype=np.float64)
+        if not self.is_smooth:
+            return self.constraint.project(np.asarray(w, dtype=np.float64))
         return self.prox_step(w, self.gradient(w), 1.0 / self.smoothness)
 
     def astype(self, dtype) -> "ERMProblem":

@@ -63,7 +63,7 @@ class Regularizer:
 
     def prox(self, v: np.ndarray, step: float) -> np.ndarray:
         """argmin_u  step * r(u) + ||u - v||^2 / 2."""
-        u = soft_threshold(v, step * self.l1) if self.l1 else np.array(v, copy=True)
+        u = soft_threshold(v, step * self.l1) if self.l1 else np.array(v, dtype=np.float64, copy=True)
         if self.l2:
             u /= 1.0 + step * self.l2
         return u
