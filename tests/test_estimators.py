@@ -123,3 +123,77 @@ def test_estimator_bad_input():
     Xn = X.copy(); Xn[0, 0] = np.nan
     with pytest.raises(ValueError):
         DPLogisticRegression().fit(Xn, y)
+
+
+# ---------------------------------------------------------------- solver="auto" and reach
+from dperm.algorithms import AssumptionError  # noqa: E402
+from dperm.algorithms.auto import choose_algorithm  # noqa: E402
+from dperm.problem import ERMProblem  # noqa: E402
+
+CONVEX = ["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp",
+          "objective_perturbation", "exponential_mechanism", "localization"]
+
+
+@pytest.mark.parametrize(
+    "loss, regularizer, constraint, delta, shape, expected",
+    [
+        ("logistic", ("l2", 0.1), None, 1e-5, (200, 3), "objective_perturbation"),
+        ("logistic", ("l2", 0.1), None, 0.0, (200, 3), "objective_perturbation"),
+        ("logistic", ("l2", 0.1), ("l2_ball", 1.0), 1e-5, (200, 3), "output_perturbation"),
+        ("logistic", ("elastic_net", 0.1, 0.5), None, 1e-5, (200, 3), "dp_svrg"),
+        ("logistic", None, None, 1e-5, (200, 3), "gd_output_perturbation"),
+        ("hinge", None, ("l2_ball", 1.0), 1e-5, (200, 3), "noisy_gd"),
+        ("hinge", None, ("l2_ball", 1.0), 0.0, (200, 2), "exponential_mechanism"),
+    ],
+)
+def test_auto_chooses_by_the_problem(loss, regularizer, constraint, delta, shape, expected):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=shape) / np.sqrt(shape[1] * 4)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.where(rng.random(shape[0]) < 0.5, 1.0, -1.0)
+    problem = ERMProblem(X, y, loss, regularizer, constraint)
+    assert choose_algorithm(problem, PrivacyBudget(1.0, delta))[0] == expected
+
+
+def test_auto_refuses_when_nothing_applies():
+    X, y = _blobs(n=100)
+    problem = ERMProblem(X, np.where(y == 1, 1.0, -1.0), "hinge")
+    with pytest.raises(AssumptionError, match="no algorithm of the catalogue applies"):
+        choose_algorithm(problem, PrivacyBudget(1.0, 1e-5))
+
+
+def test_auto_is_the_default_and_recorded():
+    X, y = _blobs()
+    clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert clf.solver == "auto" and clf.solver_ == "objective_perturbation"
+    assert clf.fits_[0].algorithm == "objective_perturbation"
+    fit = dperm.minimize(X, np.where(y == 1, 1.0, -1.0), regularizer=("l2", 0.1), constraint=("l2_ball", 2.0),
+                         epsilon=1.0, delta=1e-6, random_state=0)
+    assert fit.algorithm == "output_perturbation"
+
+
+@pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC, DPHuberRegressor, DPLinearRegression])
+@pytest.mark.parametrize("solver", CONVEX)
+def test_every_convex_solver_is_reachable_where_its_assumptions_hold(estimator, solver):
+    rng = np.random.default_rng(2)
+    n = 400
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 1)) * 0.1 + np.where(y[:, None] == 1, 0.4, -0.4)
+    if estimator in (DPHuberRegressor, DPLinearRegression):
+        y = np.clip(X[:, 0] * 1.5 + rng.normal(size=n) * 0.05, -1, 1)
+    pure = solver in ("exponential_mechanism", "localization")
+    clf = estimator(solver=solver, epsilon=1.0 if pure else 50.0, delta=0.0 if pure else 1e-5, alpha=0.1, random_state=0)
+    problem = ERMProblem(np.hstack([X, np.ones((n, 1))]), np.sign(y - 0.5) if estimator in (DPLogisticRegression, DPLinearSVC) else y,
+                         clf._loss(), ("l2", 0.1), clf._constraint(), data_norm=clf._effective_norm())
+    try:
+        dperm.algorithms.check_assumptions(dperm.algorithms.get(solver), problem, clf._budget())
+    except AssumptionError as error:
+        with pytest.raises(AssumptionError, match=solver):
+            clf.fit(X, y)
+        assert str(error)
+        return
+    clf.fit(X, y)
+    assert clf.solver_ == solver and clf.fits_[0].algorithm == solver
+    assert np.all(np.isfinite(clf.predict(X)))
+    if not pure:  # a pure-DP net at epsilon 1 is coarse; the others nearly reach the optimum
+        assert clf.score(X, y) > 0.5

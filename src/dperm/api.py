@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .algorithms import registry
+from .algorithms.auto import choose_algorithm
 from .privacy.budget import PrivacyBudget
 from .problem.erm import ERMProblem
 from .result import PrivateFit
@@ -17,7 +18,7 @@ def minimize(
     loss="logistic",
     regularizer=None,
     constraint=None,
-    algorithm: str = "gd_output_perturbation",
+    algorithm: str = "auto",
     epsilon: float,
     delta: float = 0.0,
     data_norm: float = 1.0,
@@ -34,7 +35,8 @@ def minimize(
     loss, regularizer, constraint
         See :class:`dperm.problem.ERMProblem`.
     algorithm : str
-        A name of the catalogue (``dperm.algorithms.names()``).
+        A name of the catalogue (``dperm.algorithms.names()``), or ``"auto"`` (default)
+        to choose by the problem's properties (:mod:`dperm.algorithms.auto`).
     epsilon, delta : float
         The privacy budget (replace-one neighbouring relation).
     data_norm, label_bound : float
@@ -48,9 +50,13 @@ def minimize(
     -------
     PrivateFit
     """
-    info = registry.get(algorithm)
+    if algorithm != "auto":
+        registry.get(algorithm)  # an unknown name fails before any data is touched
     budget = PrivacyBudget(epsilon, delta)
     problem = ERMProblem(
         X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound
     )
+    if algorithm == "auto":
+        algorithm = choose_algorithm(problem, budget)[0]
+    info = registry.get(algorithm)
     return info.fit(problem, budget, rng=random_state, **hyperparameters)

@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data")
     fit.add_argument("--target", required=True)
     fit.add_argument("--loss", default="logistic")
-    fit.add_argument("--algorithm", default="gd_output_perturbation")
+    fit.add_argument("--algorithm", default="auto", help="a catalogue name, or auto (chosen from the problem)")
     fit.add_argument("--epsilon", type=float, required=True)
     fit.add_argument("--delta", type=float, default=0.0)
     fit.add_argument("--regularizer", default=None, help="e.g. l2:0.01, l1:0.001, elastic_net:0.01:0.5")

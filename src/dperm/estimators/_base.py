@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import registry
+from ..algorithms.auto import choose_algorithm
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
@@ -31,13 +32,11 @@ def _augment(X, scaling: float):
 class DPLinearModelMixin(BaseEstimator):
     """Base of dperm's linear estimators (not for direct use).
 
-    Subclasses set ``_loss(self)`` (the loss object) and ``_default_solver``.
+    Subclasses set ``_loss(self)`` (the loss object).
     The intercept is a constant feature ``intercept_scaling`` appended to every row;
     the learner's declared row norm is then ``sqrt(data_norm^2 + intercept_scaling^2)``,
     so the intercept is regularized and bounded like every other coordinate.
     """
-
-    _default_solver = "gd_output_perturbation"
 
     def _regularizer(self):
         alpha = float(self.alpha)
@@ -56,10 +55,11 @@ class DPLinearModelMixin(BaseEstimator):
     def _constraint(self):
         return self.constraint
 
-    def _solver_name(self) -> str:
-        name = self._default_solver if self.solver == "auto" else self.solver
-        registry.get(name)  # clear error for an unknown name
-        return name
+    def _solver_name(self, problem, budget) -> str:
+        if self.solver == "auto":
+            return choose_algorithm(problem, budget)[0]
+        registry.get(self.solver)  # clear error for an unknown name
+        return self.solver
 
     def _validate(self, X, y=None, reset=True):
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
@@ -83,8 +83,8 @@ class DPLinearModelMixin(BaseEstimator):
             data_norm=self._effective_norm(),
             label_bound=label_bound,
         )
-        algorithm = registry.get(self._solver_name())
-        fit = algorithm.fit(problem, budget, rng=rng, **(self.solver_params or {}))
+        self.solver_ = self._solver_name(problem, budget)
+        fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
         return fit.coef, 0.0, fit

@@ -18,9 +18,11 @@ _COMMON_PARAMS_DOC = """
     delta : float, default=1e-5
         Privacy parameter delta in [0, 1); 0 asks for pure epsilon-DP (solvers that need
         delta > 0 then refuse). Should be well below 1/n_samples.
-    solver : str, default="gd_output_perturbation"
+    solver : str, default="auto"
         A name of the algorithm catalogue (``dperm.algorithms.names()``) whose
-        assumptions the loss meets; ``"auto"`` picks the default.
+        assumptions the loss meets; ``"auto"`` chooses from the problem's properties
+        (strong convexity, smoothness, constraint, d versus n, delta) by the table of
+        :mod:`dperm.algorithms.auto`; the choice is stored in ``solver_``.
     alpha : float, default=0.01
         l2 regularization strength mu of ``(mu/2) ||w||^2`` (the intercept included).
     data_norm : float, default=1.0
@@ -45,7 +47,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self,
         epsilon=1.0,
         delta=1e-5,
-        solver="gd_output_perturbation",
+        solver="auto",
         alpha=0.01,
         data_norm=1.0,
         fit_intercept=True,
@@ -123,6 +125,8 @@ class DPLogisticRegression(_DPClassifier):
     coef_, intercept_, classes_ : as in scikit-learn.
     privacy_spent_ : PrivacyBudget
         The guarantee of the fitted model (replace-one).
+    solver_ : str
+        The algorithm that ran (resolves ``solver="auto"``).
     fits_ : list of PrivateFit
         The solver outputs (hyper-parameters used, noise calibration).
     """
@@ -164,7 +168,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         self,
         epsilon=1.0,
         delta=1e-5,
-        solver="gd_output_perturbation",
+        solver="auto",
         alpha=0.01,
         data_norm=1.0,
         label_bound=1.0,
@@ -221,7 +225,7 @@ class DPHuberRegressor(_DPRegressor):
     """
     )
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="gd_output_perturbation", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, threshold=1.0):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
@@ -250,7 +254,7 @@ class DPLinearRegression(_DPRegressor):
     """
     )
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="gd_output_perturbation", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, radius=1.0):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
