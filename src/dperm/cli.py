@@ -111,7 +111,8 @@ def cmd_fit(args) -> int:
             raise SystemExit(f"dperm: the {loss.name} loss needs exactly 2 classes in {args.target!r}, found {len(classes)}")
         y = np.where(y == classes[1], 1.0, -1.0)
     hyper = json.loads(args.params) if args.params else {}
-    registry.get(args.algorithm)
+    if args.algorithm != "auto":
+        registry.get(args.algorithm)
     fit = minimize(
         features.to_numpy(dtype=float), y, loss=loss, regularizer=_parse_spec(args.regularizer),
         constraint=_parse_spec(args.constraint), algorithm=args.algorithm, epsilon=args.epsilon,
@@ -127,7 +128,7 @@ def cmd_fit(args) -> int:
         "data_norm": args.data_norm,
     })
     Path(args.out).write_text(json.dumps(model, indent=2))
-    print(f"fitted {args.algorithm} on {len(y)} rows; privacy spent: epsilon={fit.privacy_spent.epsilon:.6g}, "
+    print(f"fitted {fit.algorithm} on {len(y)} rows; privacy spent: epsilon={fit.privacy_spent.epsilon:.6g}, "
           f"delta={fit.privacy_spent.delta:.3g}; model written to {args.out}")
     return 0
 
