@@ -4,9 +4,10 @@
 ``dperm.algorithms.list()`` returns the catalogue (see ``registry.AlgorithmInfo``).
 """
 
-from . import exponential, gradient_descent, output_perturbation, objective_perturbation, sgd, svrg  # noqa: F401  (registers)
+from . import exponential, gradient_descent, nonconvex_gd, output_perturbation, objective_perturbation, sgd, svrg  # noqa: F401  (registers)
 from .exponential import exponential_mechanism, localization
 from .gradient_descent import noisy_gd
+from .nonconvex_gd import dp_gd, dp_gld, rrpsgd
 from .output_perturbation import gd_output_perturbation, output_perturbation
 from .registry import AlgorithmInfo, AssumptionError, check_assumptions, get, list_algorithms, names
 from .objective_perturbation import objective_perturbation
@@ -17,5 +18,5 @@ list = list_algorithms  # noqa: A001  (the public name of DESIGN.md: dperm.algor
 
 __all__ = [
     "AlgorithmInfo", "AssumptionError", "check_assumptions", "get", "list", "list_algorithms", "names",
-    "dp_sgd", "dp_svrg", "exponential_mechanism", "localization", "dp_svrg_pp", "gd_output_perturbation", "noisy_gd", "objective_perturbation", "output_perturbation",
+    "dp_gd", "dp_gld", "dp_sgd", "dp_svrg", "rrpsgd", "exponential_mechanism", "localization", "dp_svrg_pp", "gd_output_perturbation", "noisy_gd", "objective_perturbation", "output_perturbation",
 ]
