@@ -297,3 +297,12 @@ def test_symmetric_gaussian_matrix():
     assert np.array_equal(m, m.T)
     upper = m[np.triu_indices(60)]
     assert stats.kstest(upper / 2.0, "norm").pvalue > 1e-3
+
+
+def test_nearly_noiseless_subsampled_steps_use_the_full_batch_bound():
+    from dperm.privacy import gaussian_steps_epsilon, subsampled_gaussian_epsilon, subsampled_gaussian_sigma
+
+    eps = subsampled_gaussian_epsilon(0.05, sensitivity=1.0, sampling_probability=0.01, steps=1000, delta=1e-5)
+    assert eps == pytest.approx(gaussian_steps_epsilon(0.05, 1.0, 1000, 1e-5))
+    sigma = subsampled_gaussian_sigma(1e6, 1e-5, sensitivity=2.0, sampling_probability=0.01, steps=10_000)
+    assert subsampled_gaussian_epsilon(sigma, sensitivity=2.0, sampling_probability=0.01, steps=10_000, delta=1e-5) <= 1e6

@@ -233,6 +233,10 @@ def subsampled_gaussian_epsilon(
     delta = _check("delta", delta, upper=1.0)
     z = _accountant_noise_multiplier(sigma, sensitivity, sampling)
     steps = _check_steps(steps)
+    if sigma / sensitivity < ACCOUNTANT_MIN_RATIO:
+        # Sampling never weakens a Gaussian release, so the full-batch closed form is a
+        # valid upper bound; the accountants are slow for such nearly noiseless steps.
+        return gaussian_steps_epsilon(sigma, sensitivity, steps, delta)
     if sampling != "poisson":
         return _subsampled_epsilon(z, q, steps, delta, sampling, n)
     # Every PLD grid gives a valid (pessimistic) upper bound, so the minimum over the
@@ -248,6 +252,9 @@ def subsampled_gaussian_epsilon(
 
 
 _PLD_COARSE_GRID = 0.5
+# Below this noise ratio sigma / sensitivity (budgets in the hundreds), subsampled steps
+# are accounted by the full-batch closed form, a valid upper bound computed at once.
+ACCOUNTANT_MIN_RATIO = 0.1
 
 
 def _pld_grid(epsilon: float) -> float:
@@ -268,6 +275,9 @@ def _safe_pld_epsilon(z, q, steps, delta, grid) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _subsampled_sigma(epsilon, delta, sensitivity, q, steps, sampling, n) -> float:
+    full_batch = gaussian_steps_sigma(epsilon, delta, sensitivity, steps)
+    if full_batch / sensitivity < ACCOUNTANT_MIN_RATIO:  # see subsampled_gaussian_epsilon
+        return full_batch
     grid = _pld_grid(epsilon)
 
     def eps_at(sigma):

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .budget import PrivacyBudget
+from .calibrate import ACCOUNTANT_MIN_RATIO as _ACCOUNTANT_MIN_RATIO
 from .calibrate import _pld_grid, gaussian_dp_epsilon, gaussian_dp_mu
 
 __all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio"]
 
 _SAMPLINGS = ("poisson", "without_replacement")
-# Noise ratios below this are accounted by the closed form without amplification.
-_ACCOUNTANT_MIN_RATIO = 0.1
+
 
 
 @dataclass(frozen=True)
