@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dperm
-from dperm import DPHuberRegressor, DPLinearRegression, DPLinearSVC, DPLogisticRegression
+from dperm import DPGLMRegressor, DPHuberRegressor, DPLinearRegression, DPLinearSVC, DPLogisticRegression, DPRobustRegressor
 from dperm.privacy import PrivacyBudget
 
 # Checks a DP estimator must legitimately fail, with the reason (documented in docs/estimators.md).
@@ -23,6 +23,8 @@ def _estimators():
         DPLinearSVC(random_state=0),
         DPHuberRegressor(random_state=0),
         DPLinearRegression(random_state=0),
+        DPRobustRegressor(random_state=0),
+        DPGLMRegressor(random_state=0),
     ]
 
 
@@ -197,3 +199,27 @@ def test_every_convex_solver_is_reachable_where_its_assumptions_hold(estimator, 
     assert np.all(np.isfinite(clf.predict(X)))
     if not pure:  # a pure-DP net at epsilon 1 is coarse; the others nearly reach the optimum
         assert clf.score(X, y) > 0.5
+
+
+def test_robust_regressor_resists_outliers():
+    rng = np.random.default_rng(4)
+    n = 4000
+    X = rng.uniform(-1, 1, size=(n, 2)) / np.sqrt(2)
+    y = X @ np.array([0.8, -0.6]) + rng.normal(size=n) * 0.02
+    y[: n // 10] = 1.0  # gross outliers at the label bound
+    robust = DPRobustRegressor(epsilon=1e4, c=0.2, alpha=1e-4, random_state=0, solver_params={"steps": 2000}).fit(X, y)
+    assert robust.solver_ == "dp_gd"
+    np.testing.assert_allclose(robust.coef_, [0.8, -0.6], atol=0.1)
+
+
+def test_glm_regressor_predicts_through_its_link():
+    rng = np.random.default_rng(5)
+    n = 3000
+    X = rng.normal(size=(n, 2)) * 0.4
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    p = 1 / (1 + np.exp(-(X @ np.array([3.0, -2.0]))))
+    glm = DPGLMRegressor(epsilon=1e4, alpha=1e-4, random_state=0, solver_params={"steps": 2000}).fit(X, p)
+    assert glm.solver_ == "dp_gd"
+    predictions = glm.predict(X)
+    assert np.all((predictions > 0) & (predictions < 1))
+    assert glm.score(X, p) > 0.8

@@ -10,7 +10,14 @@ exactly for the mechanism that runs (replace-one neighbouring relation).
 
 from . import algorithms, losses, privacy, problem
 from .api import minimize
-from .estimators import DPHuberRegressor, DPLinearRegression, DPLinearSVC, DPLogisticRegression
+from .estimators import (
+    DPGLMRegressor,
+    DPHuberRegressor,
+    DPLinearRegression,
+    DPLinearSVC,
+    DPLogisticRegression,
+    DPRobustRegressor,
+)
 from .privacy.budget import BudgetAccountant, PrivacyBudget
 from .problem.erm import DataNormWarning, ERMProblem
 from .problem.reference import solve_reference
@@ -20,7 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "algorithms", "losses", "privacy", "problem", "minimize",
-    "DPHuberRegressor", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression",
+    "DPGLMRegressor", "DPHuberRegressor", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "DPRobustRegressor",
     "BudgetAccountant", "PrivacyBudget", "DataNormWarning", "ERMProblem", "solve_reference",
     "PrivateFit", "__version__",
 ]

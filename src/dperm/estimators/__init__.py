@@ -1,5 +1,6 @@
 """scikit-learn estimators over the private algorithms."""
 
 from .linear import DPHuberRegressor, DPLinearRegression, DPLinearSVC, DPLogisticRegression
+from .nonconvex import DPGLMRegressor, DPRobustRegressor
 
-__all__ = ["DPHuberRegressor", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
+__all__ = ["DPGLMRegressor", "DPHuberRegressor", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "DPRobustRegressor"]
