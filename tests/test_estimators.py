@@ -133,7 +133,7 @@ from dperm.algorithms.auto import choose_algorithm  # noqa: E402
 from dperm.problem import ERMProblem  # noqa: E402
 
 CONVEX = ["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd", "dp_svrg", "dp_svrg_pp",
-          "objective_perturbation", "exponential_mechanism", "localization"]
+          "objective_perturbation", "exponential_mechanism", "localization", "dp_accmd"]
 
 
 @pytest.mark.parametrize(
@@ -146,6 +146,9 @@ CONVEX = ["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd",
         ("logistic", None, None, 1e-5, (200, 3), "gd_output_perturbation"),
         ("hinge", None, ("l2_ball", 1.0), 1e-5, (200, 3), "noisy_gd"),
         ("hinge", None, ("l2_ball", 1.0), 0.0, (200, 2), "exponential_mechanism"),
+        ("logistic", None, ("l1_ball", 5.0), 1e-5, (50, 80), "dp_fw_l1"),
+        ("logistic", None, ("box", 1.0), 1e-5, (50, 80), "dp_accmd"),
+        ("sigmoid_squared", ("l2", 0.01), None, 1e-5, (200, 3), "dp_gd"),
     ],
 )
 def test_auto_chooses_by_the_problem(loss, regularizer, constraint, delta, shape, expected):

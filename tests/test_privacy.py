@@ -306,3 +306,12 @@ def test_nearly_noiseless_subsampled_steps_use_the_full_batch_bound():
     assert eps == pytest.approx(gaussian_steps_epsilon(0.05, 1.0, 1000, 1e-5))
     sigma = subsampled_gaussian_sigma(1e6, 1e-5, sensitivity=2.0, sampling_probability=0.01, steps=10_000)
     assert subsampled_gaussian_epsilon(sigma, sensitivity=2.0, sampling_probability=0.01, steps=10_000, delta=1e-5) <= 1e6
+
+
+def test_exponential_mechanism_step_epsilon_edge_cases():
+    from dperm.privacy import exponential_mechanism_composition_epsilon, exponential_mechanism_step_epsilon
+
+    for eps, delta, steps in [(1.0, 0.0, 100), (0.3, 0.0, 7), (1e6, 1e-5, 1000), (1.0, 1e-6, 3)]:
+        e0 = exponential_mechanism_step_epsilon(eps, delta, steps)
+        assert exponential_mechanism_composition_epsilon([e0] * steps, delta) <= eps
+        assert e0 >= eps / steps * (1 - 1e-12)

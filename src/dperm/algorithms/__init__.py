@@ -4,19 +4,22 @@
 ``dperm.algorithms.list()`` returns the catalogue (see ``registry.AlgorithmInfo``).
 """
 
-from . import exponential, gradient_descent, nonconvex_gd, output_perturbation, objective_perturbation, sgd, svrg  # noqa: F401  (registers)
+from . import accmd, exponential, frank_wolfe, gradient_descent, nonconvex_gd, output_perturbation, objective_perturbation, sgd, sosp, svrg  # noqa: F401  (registers)
+from .accmd import dp_accmd
 from .exponential import exponential_mechanism, localization
+from .frank_wolfe import dp_fw_l1, dp_fw_l2
 from .gradient_descent import noisy_gd
 from .nonconvex_gd import dp_gd, dp_gld, rrpsgd
 from .output_perturbation import gd_output_perturbation, output_perturbation
 from .registry import AlgorithmInfo, AssumptionError, check_assumptions, get, list_algorithms, names
 from .objective_perturbation import objective_perturbation
 from .sgd import dp_sgd
+from .sosp import dp_gd_so, dp_sosp
 from .svrg import dp_svrg, dp_svrg_pp
 
 list = list_algorithms  # noqa: A001  (the public name of DESIGN.md: dperm.algorithms.list())
 
 __all__ = [
     "AlgorithmInfo", "AssumptionError", "check_assumptions", "get", "list", "list_algorithms", "names",
-    "dp_gd", "dp_gld", "dp_sgd", "dp_svrg", "rrpsgd", "exponential_mechanism", "localization", "dp_svrg_pp", "gd_output_perturbation", "noisy_gd", "objective_perturbation", "output_perturbation",
+    "dp_accmd", "dp_fw_l1", "dp_fw_l2", "dp_gd", "dp_gd_so", "dp_gld", "dp_sosp", "dp_sgd", "dp_svrg", "rrpsgd", "exponential_mechanism", "localization", "dp_svrg_pp", "gd_output_perturbation", "noisy_gd", "objective_perturbation", "output_perturbation",
 ]

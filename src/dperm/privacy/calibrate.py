@@ -335,7 +335,7 @@ def pure_composition_epsilon(step_epsilons: Sequence[float], delta: float = 0.0)
     if delta == 0:
         return basic
     k, e0 = len(eps), max(eps)
-    advanced = math.sqrt(2.0 * k * math.log(1.0 / delta)) * e0 + k * e0 * math.expm1(e0)
+    advanced = math.sqrt(2.0 * k * math.log(1.0 / delta)) * e0 + (k * e0 * math.expm1(e0) if e0 < 700 else math.inf)
     return min(basic, advanced)
 
 
@@ -359,7 +359,13 @@ def exponential_mechanism_step_epsilon(epsilon: float, delta: float, steps: int)
     budget = PrivacyBudget(epsilon, delta)
     steps = _check_steps(steps)
     total = lambda e0: exponential_mechanism_composition_epsilon([e0] * steps, budget.delta)  # noqa: E731
-    lo, hi = budget.epsilon / steps, budget.epsilon  # basic composition is always feasible at lo
+    lo, hi = budget.epsilon / steps, budget.epsilon  # basic composition is feasible at lo, up to rounding
+    if budget.delta == 0:
+        while total(lo) > budget.epsilon:  # sum([eps / T] * T) may round above eps
+            lo = math.nextafter(lo, 0.0)
+        return lo
+    while total(lo) > budget.epsilon:
+        lo = math.nextafter(lo, 0.0)
     if total(hi) <= budget.epsilon:
         return hi
     e0 = optimize.brentq(lambda e: total(e) - budget.epsilon, lo, hi, xtol=1e-15, rtol=1e-13)

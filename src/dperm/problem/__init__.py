@@ -4,6 +4,7 @@ No privacy in here.
 """
 
 from .constraints import Box, Constraint, L1Ball, L2Ball, Unconstrained, make_constraint
+from .custom import CustomLoss, LipschitzWarning
 from .erm import DataNormWarning, ERMProblem
 from .losses import (
     LOSSES,
@@ -22,7 +23,7 @@ from .regularizers import L1, L2, ElasticNet, NoRegularizer, Regularizer, make_r
 
 __all__ = [
     "Box", "Constraint", "L1Ball", "L2Ball", "Unconstrained", "make_constraint",
-    "DataNormWarning", "ERMProblem",
+    "CustomLoss", "LipschitzWarning", "DataNormWarning", "ERMProblem",
     "LOSSES", "Biweight", "Hinge", "Huber", "HuberizedHinge", "Logistic", "MarginLoss",
     "SigmoidSquared", "Squared", "make_loss",
     "ReferenceSolution", "solve_reference",

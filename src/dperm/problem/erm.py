@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from .._validation import DataNormWarning, check_matrix, check_positive, check_vector
 from .constraints import Constraint, L2Ball, make_constraint
+from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
 from .regularizers import Regularizer, make_regularizer
 
@@ -114,6 +115,7 @@ class ERMProblem:
         label_bound: float = 1.0,
     ):
         self.loss = make_loss(loss)
+        self._custom = isinstance(self.loss, CustomLoss)
         self.regularizer: Regularizer = make_regularizer(regularizer)
         self.constraint: Constraint = make_constraint(constraint)
         self.data_norm = check_positive("data_norm", data_norm)
@@ -142,6 +144,16 @@ class ERMProblem:
     def _constants(self) -> ProblemConstants:
         R = self.data_norm
         margin_bound = R * self.constraint.l2_radius(self.n_features)
+        if self._custom:  # declared for the whole problem (data norm included)
+            loss = self.loss
+            return ProblemConstants(
+                lipschitz=float(loss.lipschitz),
+                smoothness=float(loss.smoothness) + self.regularizer.smoothness,
+                loss_smoothness=float(loss.smoothness),
+                strong_convexity=self.regularizer.strong_convexity,
+                hessian_lipschitz=float(loss.hessian_lipschitz),
+                margin_bound=margin_bound,
+            )
         loss_beta = self.loss.smoothness(margin_bound, self.label_bound) * R * R
         return ProblemConstants(
             lipschitz=self.loss.lipschitz(margin_bound, self.label_bound) * R,
@@ -211,6 +223,8 @@ class ERMProblem:
 
     def loss_value(self, w: np.ndarray) -> float:
         """(1/n) sum phi(<w, x_i>, y_i), without the regularizer."""
+        if self._custom:
+            return float(np.mean(self.loss.per_example_values(self._as_compute(w), self.X, self.y)))
         return float(np.mean(self.loss.value(self.margins(w), self.y)))
 
     def objective(self, w: np.ndarray) -> float:
@@ -223,6 +237,8 @@ class ERMProblem:
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the mean loss: X^T phi'(Xw, y) / n."""
+        if self._custom:
+            return self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), self.X, self.y).mean(axis=0)
         d1 = self.loss.derivative(self.margins(w), self.y)
         return self._xt(d1) / self.n_samples
 
@@ -232,6 +248,8 @@ class ERMProblem:
 
     def value_and_gradient(self, w: np.ndarray) -> tuple[float, np.ndarray]:
         w64 = np.asarray(w, dtype=np.float64)
+        if self._custom:
+            return self.objective(w64), self.gradient(w64)
         a = self.margins(w64)
         value = float(np.mean(self.loss.value(a, self.y))) + self.regularizer.value(w64)
         grad = self._xt(self.loss.derivative(a, self.y)) / self.n_samples
@@ -239,6 +257,8 @@ class ERMProblem:
 
     def batch_loss_gradient(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Mean loss gradient over ``rows`` (a mini-batch)."""
+        if self._custom:
+            return self.per_example_gradients(w, rows).mean(axis=0)
         Xb = self.X[rows]
         a = np.asarray(Xb @ self._as_compute(w), dtype=np.float64)
         d1 = self.loss.derivative(a, self.y[rows])
@@ -248,6 +268,8 @@ class ERMProblem:
         """Dense (m, d) array of per-example loss gradients phi'(<w, x_i>, y_i) x_i."""
         Xb = self.X if rows is None else self.X[rows]
         yb = self.y if rows is None else self.y[rows]
+        if self._custom:
+            return self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), Xb, yb)
         a = np.asarray(Xb @ self._as_compute(w), dtype=np.float64)
         d1 = self.loss.derivative(a, yb)
         if sp.issparse(Xb):
@@ -257,6 +279,9 @@ class ERMProblem:
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian of the smooth part of F at w times v (generalized Hessian where phi''
         jumps)."""
+        if self._custom:
+            w64, v64 = np.asarray(w, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            return self.loss.mean_hessian_vector(w64, v64, self.X, self.y) + self.regularizer.l2 * v64
         curv = self._curvature_at(w)
         Xv = np.asarray(self.X @ self._as_compute(v), dtype=np.float64)
         return self._xt(curv * Xv) / self.n_samples + self.regularizer.l2 * np.asarray(v, dtype=np.float64)
@@ -273,6 +298,10 @@ class ERMProblem:
 
     def hessian(self, w: np.ndarray) -> np.ndarray:
         """Dense d x d Hessian of the smooth part of F (for small d)."""
+        if self._custom:
+            columns = [self.hessian_vector(w, e) for e in np.eye(self.n_features)]
+            H = np.column_stack(columns)
+            return 0.5 * (H + H.T)
         curv = self.loss.curvature(self.margins(w), self.y)
         X = self.X
         if sp.issparse(X):

@@ -382,7 +382,9 @@ LOSSES: dict[str, type[MarginLoss]] = {
 
 def make_loss(loss: str | MarginLoss) -> MarginLoss:
     """Return a loss object from its public name or pass an object through."""
-    if isinstance(loss, MarginLoss):
+    from .custom import CustomLoss
+
+    if isinstance(loss, (MarginLoss, CustomLoss)):
         return loss
     if isinstance(loss, str) and loss in LOSSES:
         return LOSSES[loss]()

@@ -1,0 +1,127 @@
+"""User-defined losses: per-example value, gradient and Hessian-vector callables with
+declared constants.
+
+A :class:`CustomLoss` is any loss ``f(w; x, y)``, not only a margin loss. Its constants
+(L, beta, rho) are *declared* by the user as public bounds over C and the declared data
+domain; dperm cannot check them, so it enforces the one that privacy rests on: every
+per-example gradient is clipped to norm ``lipschitz`` before it is averaged (with a
+warning when clipping was active), so the replace-one sensitivity ``2 L / n`` of the mean
+gradient holds whatever the callables return. Smoothness and curvature declarations
+enter only step sizes and the assumptions checks (and the sensitivity of methods that
+rest on them, such as output perturbation: declare them honestly).
+
+Algorithms with compiled per-example loops (``dp_sgd``, ``dp_svrg``, ``rrpsgd``) need a
+built-in loss; the full-batch methods (``dp_gd``, ``noisy_gd``, ``dp_gld``, ``dp_fw_l2``,
+``dp_sosp``, ...) accept a custom loss.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["CustomLoss", "LipschitzWarning"]
+
+
+class LipschitzWarning(UserWarning):
+    """Per-example gradients of a custom loss exceeded the declared Lipschitz bound and
+    were clipped to it."""
+
+
+@dataclass(frozen=True, eq=False)
+class CustomLoss:
+    """A loss ``f(w; x, y)`` given by callables, with declared public constants.
+
+    Parameters
+    ----------
+    value : callable ``(w, X, y) -> ndarray (m,)``
+        Per-example losses of the m rows of X (dense array or CSR matrix).
+    gradient : callable ``(w, X, y) -> ndarray (m, d)``
+        Per-example gradients in w.
+    lipschitz : float
+        Declared bound L on ``||grad f(w; x, y)||`` over C and the data domain
+        (``||x|| <= data_norm``, ``|y| <= label_bound``). Enforced by clipping.
+    smoothness : float
+        Declared bound beta on the Lipschitz constant of ``grad f(.; x, y)``; ``inf``
+        for a non-smooth loss.
+    hessian_vector : callable ``(w, v, X, y) -> ndarray (d,)``, optional
+        Mean over the rows of the Hessian of f at w times v. Without it, central
+        differences of the mean gradient are used (step ``1e-6 max(1, ||w||)``).
+    hessian_lipschitz : float
+        Declared bound rho on the Lipschitz constant of the Hessian (default ``inf``).
+    convex : bool
+        Whether ``f(.; x, y)`` is convex for every admissible (x, y).
+    name : str
+        A name for reports.
+    """
+
+    value: Callable
+    gradient: Callable
+    lipschitz: float
+    smoothness: float = math.inf
+    hessian_vector: Callable | None = None
+    hessian_lipschitz: float = math.inf
+    convex: bool = False
+    name: str = "custom"
+
+    binary = False
+
+    def __post_init__(self):
+        if not (callable(self.value) and callable(self.gradient)):
+            raise TypeError("value and gradient must be callables (w, X, y) -> array")
+        if self.hessian_vector is not None and not callable(self.hessian_vector):
+            raise TypeError("hessian_vector must be a callable (w, v, X, y) -> array or None")
+        for field in ("lipschitz", "smoothness", "hessian_lipschitz"):
+            number = getattr(self, field)
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or math.isnan(number) or number <= 0:
+                raise ValueError(f"{field} must be a number > 0 (inf allowed for smoothness and hessian_lipschitz)")
+        if not math.isfinite(self.lipschitz):
+            raise ValueError("lipschitz must be finite: it is the bound the per-example gradients are clipped to")
+
+    @property
+    def smooth(self) -> bool:
+        return math.isfinite(self.smoothness)
+
+    def check_labels(self, y: np.ndarray) -> None:  # any real labels; the callables judge
+        return None
+
+    # -- evaluation used by ERMProblem -----------------------------------------
+    def per_example_values(self, w, X, y) -> np.ndarray:
+        values = np.asarray(self.value(w, X, y), dtype=np.float64)
+        if values.shape != (X.shape[0],):
+            raise ValueError(f"custom loss value must return shape ({X.shape[0]},), got {values.shape}")
+        return values
+
+    def clipped_gradients(self, w, X, y) -> np.ndarray:
+        """Per-example gradients, each clipped to norm ``lipschitz`` (warning if any was)."""
+        grads = np.asarray(self.gradient(w, X, y), dtype=np.float64)
+        if grads.shape != (X.shape[0], w.shape[0]):
+            raise ValueError(f"custom loss gradient must return shape ({X.shape[0]}, {w.shape[0]}), got {grads.shape}")
+        if not np.all(np.isfinite(grads)):
+            raise ValueError("custom loss gradient returned NaN or inf")
+        norms = np.linalg.norm(grads, axis=1)
+        over = norms > self.lipschitz
+        if over.any():
+            warnings.warn(
+                f"{int(over.sum())} per-example gradients of the custom loss {self.name!r} exceed the declared "
+                f"lipschitz={self.lipschitz:g} (largest {norms.max():.4g}); they were clipped to it.",
+                LipschitzWarning,
+                stacklevel=3,
+            )
+            grads[over] *= (self.lipschitz / norms[over])[:, None]
+        return grads
+
+    def mean_hessian_vector(self, w, v, X, y) -> np.ndarray:
+        if self.hessian_vector is not None:
+            return np.asarray(self.hessian_vector(w, v, X, y), dtype=np.float64)
+        h = 1e-6 * max(1.0, float(np.linalg.norm(w)))
+        plus = np.asarray(self.gradient(w + h * v, X, y), dtype=np.float64).mean(axis=0)
+        minus = np.asarray(self.gradient(w - h * v, X, y), dtype=np.float64).mean(axis=0)
+        return (plus - minus) / (2 * h)
+
+    def __repr__(self) -> str:
+        return f"CustomLoss(name={self.name!r}, lipschitz={self.lipschitz}, smoothness={self.smoothness}, convex={self.convex})"
