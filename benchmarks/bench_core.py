@@ -1,4 +1,4 @@
-"""Core benchmark: the four core learners on ADULT against scikit-learn and diffprivlib.
+"""Core benchmark: the core learners (and objective perturbation, the auto default) on ADULT against scikit-learn and diffprivlib.
 
 Run by hand (never in CI):
 
@@ -35,7 +35,7 @@ import dperm
 from dperm.datasets import load_adult
 from dperm.problem import ERMProblem, solve_reference
 
-ALGORITHMS = ("output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
+ALGORITHMS = ("output_perturbation", "objective_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
 
 _DIFFPRIVLIB_SCRIPT = textwrap.dedent(
     """

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from .bench.demo import DEFAULT_ALGORITHMS
 
 __all__ = ["main"]
 
@@ -170,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="private learners x epsilons on the embedded ADULT data")
-    demo.add_argument("--algorithms", nargs="+", default=["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd"])
+    demo.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS))
     demo.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0])
     demo.add_argument("--delta", type=float, default=1e-5)
     demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength")

@@ -21,7 +21,7 @@ from ..problem.reference import solve_reference
 
 __all__ = ["DemoConfig", "run_demo", "plot_demo"]
 
-DEFAULT_ALGORITHMS = ("output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
+DEFAULT_ALGORITHMS = ("output_perturbation", "objective_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
 DEFAULT_EPSILONS = (0.1, 0.5, 1.0, 2.0)
 
 
