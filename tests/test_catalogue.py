@@ -1,0 +1,72 @@
+"""Cross-cutting checks over the whole catalogue: every algorithm accepts dense float64,
+float32 and CSR input and gives the same answer on dense and CSR data with one seed;
+every algorithm reports a budget no larger than the one asked for; metadata is complete."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dperm
+from dperm.algorithms import get, names
+from dperm.privacy import PrivacyBudget
+from dperm.problem import ERMProblem
+
+# A problem (loss, regularizer, constraint) and a budget each algorithm's assumptions accept.
+SPECS = {
+    "output_perturbation": ("logistic", ("l2", 0.1), None, 1e-5),
+    "gd_output_perturbation": ("logistic", ("l2", 0.1), None, 1e-5),
+    "objective_perturbation": ("logistic", ("l2", 0.1), None, 1e-5),
+    "noisy_gd": ("logistic", ("l2", 0.1), None, 1e-5),
+    "dp_sgd": ("logistic", ("l2", 0.1), None, 1e-5),
+    "dp_svrg": ("logistic", ("l2", 0.1), None, 1e-5),
+    "dp_svrg_pp": ("logistic", None, None, 1e-5),
+    "dp_accmd": ("logistic", None, ("l1_ball", 2.0), 1e-5),
+    "exponential_mechanism": ("logistic", None, ("l2_ball", 1.0), 0.0),
+    "localization": ("logistic", ("l2", 0.5), None, 0.0),
+    "dp_gd": ("sigmoid_squared", ("l2", 0.01), None, 1e-5),
+    "rrpsgd": ("sigmoid_squared", ("l2", 0.01), None, 1e-5),
+    "dp_gld": ("sigmoid_squared", ("l2", 0.1), None, 1e-5),
+    "dp_fw_l2": ("biweight", None, ("l2_ball", 1.0), 1e-5),
+    "dp_fw_l1": ("biweight", None, ("l1_ball", 1.0), 1e-5),
+    "dp_sosp": ("biweight", ("l2", 0.01), None, 1e-5),
+    "dp_gd_so": ("biweight", None, ("l2_ball", 1.0), 1e-5),
+}
+
+
+def test_every_registered_algorithm_is_covered_and_documented():
+    assert set(names()) == set(SPECS)
+    text = open("docs/algorithms.md").read()
+    for info in dperm.algorithms.list():
+        assert info.source and info.paper and info.guarantee and info.summary
+        assert info.name in text, f"{info.name} missing from docs/algorithms.md"
+
+
+def data(loss, n=300, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * rng.uniform(1.0, 2.0, size=(n, 1))
+    X[rng.random((n, d)) < 0.2] = 0.0  # some structural zeros for the CSR copy
+    if loss == "logistic":
+        y = np.where(X @ np.array([2.0, -1.0])[:d] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    elif loss == "sigmoid_squared":
+        y = (X[:, 0] > 0).astype(float)
+    else:
+        y = np.clip(X @ np.array([0.5, -0.3])[:d] + 0.05 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_dense_csr_and_float32_agree(name):
+    loss, reg, constraint, delta = SPECS[name]
+    X, y = data(loss)
+    budget = PrivacyBudget(2.0, delta)
+    fits = {}
+    for kind, matrix in (("dense", X), ("csr", sp.csr_matrix(X)), ("float32", X.astype(np.float32))):
+        problem = ERMProblem(matrix, y, loss, reg, constraint)
+        fit = get(name).fit(problem, budget, rng=7)
+        assert fit.coef.shape == (2,) and np.all(np.isfinite(fit.coef))
+        assert fit.privacy_spent.epsilon <= 2.0 * (1 + 1e-9) and fit.privacy_spent.delta <= delta
+        assert fit.algorithm == name
+        fits[kind] = fit.coef
+    np.testing.assert_allclose(fits["csr"], fits["dense"], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fits["float32"], fits["dense"], rtol=1e-2, atol=1e-2)
