@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..problem.losses import (
     Biweight,
@@ -85,6 +85,49 @@ def _dphi(code, param, a, y):
     r = a - y
     u = (r / param) ** 2
     return r * (1.0 - u) ** 2 if u <= 1.0 else 0.0
+
+
+@njit(cache=True)
+def _phi(code, param, a, y):
+    """phi(a, y) for the loss ``code``; mirrors the ``value`` methods of problem/losses.py."""
+    if code == 0:  # logistic, log(1 + exp(-z)) computed stably
+        z = y * a
+        return math.log1p(math.exp(-abs(z))) + max(-z, 0.0)
+    if code == 1:  # huberized hinge
+        z = y * a
+        if z > 1.0 + param:
+            return 0.0
+        if z < 1.0 - param:
+            return 1.0 - z
+        return (1.0 + param - z) ** 2 / (4.0 * param)
+    if code == 2:  # hinge
+        return max(0.0, 1.0 - y * a)
+    if code == 3:  # squared
+        return 0.5 * (a - y) ** 2
+    if code == 4:  # huber
+        r = abs(a - y)
+        return 0.5 * r * r if r <= param else param * r - 0.5 * param * param
+    if code == 5:  # sigmoid-squared, sigmoid link
+        return (_sigmoid(a) - y) ** 2
+    if code == 6:  # sigmoid-squared, probit link
+        return (0.5 * (1.0 + math.erf(a / math.sqrt(2.0))) - y) ** 2
+    u = min(((a - y) / param) ** 2, 1.0)  # biweight
+    return param * param / 6.0 * (1.0 - (1.0 - u) ** 3)
+
+
+@njit(cache=True, parallel=True)
+def mean_losses_at_points(X, y, W, code, param, out):
+    """out[k] = (1/n) sum_i phi(<W[k], x_i>, y_i): the loss part of F at every point of a
+    net, one pass over X per point, no (n x points) temporary."""
+    n, d = X.shape
+    for k in prange(W.shape[0]):  # points are independent: split them across cores
+        total = 0.0
+        for i in range(n):
+            a = 0.0
+            for j in range(d):
+                a += X[i, j] * W[k, j]
+            total += _phi(code, param, a, y[i])
+        out[k] = total / n
 
 
 @njit(cache=True)

@@ -12,7 +12,8 @@ replace-one sensitivity is at most ``2 L max_{w in net} ||w - c||`` (each shifte
 term has absolute value at most ``L ||w - c||``). The exponential mechanism with that
 sensitivity is exactly epsilon-DP (McSherry & Talwar 2007).
 
-The net costs ``n d`` per point to score, and its size grows like
+The net costs ``n d`` per point to score (a compiled loop, about 3 ns per row and point
+at d = 2), and its size grows like
 ``(eps n / sqrt d)^d``: the mechanism serves small dimensions only and refuses, with the
 largest d it could serve, when the net would exceed ``max_points``.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import stats
 
 from ..privacy.budget import PrivacyBudget
@@ -31,6 +33,7 @@ from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
+from . import _kernels
 from ._common import start
 from .registry import register
 
@@ -102,7 +105,20 @@ def grid_net(constraint, centre: np.ndarray, radius: float, alpha: float) -> np.
 
 
 def _objectives(problem: ERMProblem, points: np.ndarray) -> np.ndarray:
-    """F at every point of the net, chunked: X @ W^T, no loop over examples."""
+    """F at every point of the net: a compiled loop for the built-in losses (dense copy
+    of X: the mechanism serves small d), else chunked ``X @ W^T``."""
+    reg = problem.regularizer
+    penalty = reg.l1 * np.abs(points).sum(axis=1) + 0.5 * reg.l2 * np.einsum("ij,ij->i", points, points)
+    try:
+        code, param = _kernels.loss_code(problem.loss)
+    except ValueError:
+        code = None
+    if code is not None:
+        X = problem.X.toarray() if sp.issparse(problem.X) else problem.X
+        values = np.empty(len(points))
+        _kernels.mean_losses_at_points(np.ascontiguousarray(X, dtype=np.float64), problem.y.astype(np.float64),
+                                       np.ascontiguousarray(points, dtype=np.float64), code, param, values)
+        return values + penalty
     X = problem.X
     n = problem.n_samples
     chunk = max(1, _SCORE_CHUNK // n)
@@ -111,10 +127,8 @@ def _objectives(problem: ERMProblem, points: np.ndarray) -> np.ndarray:
         W = points[begin : begin + chunk]
         margins = np.asarray(X @ W.T.astype(X.dtype), dtype=np.float64)  # (n, k)
         losses = problem.loss.value(margins, problem.y[:, None])
-        reg = problem.regularizer
-        penalty = reg.l1 * np.abs(W).sum(axis=1) + 0.5 * reg.l2 * np.einsum("ij,ij->i", W, W)
-        values[begin : begin + chunk] = losses.mean(axis=0) + penalty
-    return values
+        values[begin : begin + chunk] = losses.mean(axis=0)
+    return values + penalty
 
 
 def _largest_dimension(radius: float, alpha_of_d, max_points: float) -> int:
