@@ -57,3 +57,15 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     frame.assign(y=[1, -1, 1]).to_csv(tmp_path / "e.csv", index=False)
     assert main(["fit", str(tmp_path / "e.csv"), "--target", "y", "--epsilon", "-1"]) == 2
     assert "epsilon" in capsys.readouterr().err
+
+
+def test_bench_scaling_writes_table_plot_and_summary(tmp_path, capsys):
+    code = main(["bench", "scaling", "--algorithm", "output_perturbation", "--sizes", "300", "600", "1200",
+                 "--repeats", "1", "--d", "3", "--out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "measured slope" in out
+    for suffix in ("csv", "png", "json"):
+        assert (tmp_path / f"scaling_output_perturbation.{suffix}").exists()
+    summary = json.loads((tmp_path / "scaling_output_perturbation.json").read_text())
+    assert summary["summary"]["algorithm"] == "output_perturbation"
