@@ -1,4 +1,4 @@
-"""The ``dperm`` command line: demo, bench scaling, fit, predict, algorithms."""
+"""The ``dperm`` command line: demo, bench (table3, scaling), fit, predict, algorithms."""
 
 from __future__ import annotations
 
@@ -104,6 +104,40 @@ def cmd_bench_scaling(args) -> int:
     console.print(report.text())
     console.print("The bound holds up to hidden constants: only its slope compares with the measurement.")
     console.print(f"table written to {report.csv}; plot written to {report.png}; summary in {report.json}")
+    return 0
+
+
+def cmd_bench_table3(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from .bench.table3 import Table3Config, comparison_frame, plot_table3, run_table3, summarize
+
+    config = Table3Config(
+        datasets=tuple(args.datasets), epsilons=tuple(args.epsilons), delta=args.delta,
+        algorithms=tuple(args.algorithms) if args.algorithms else None,
+        repeats=args.repeats,
+        other_repeats=args.other_repeats if args.other_repeats is not None else min(args.repeats, 20),
+        algorithm_repeats={} if args.sgd_repeats is None else {"dp_sgd": args.sgd_repeats},
+        radius=args.radius if args.radius > 0 else None, max_rows=args.max_rows, seed=args.seed, n_jobs=args.n_jobs,
+    )
+    console = _console()
+    out = Path(args.out)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("Table 3 of seed 003: private fits", total=None)
+        frame = run_table3(config, out, progress=lambda done, total: progress.update(task, completed=done, total=total))
+    summarize(frame, out)
+    ok = frame[frame["status"] == "ok"]
+    console.print(_table(
+        comparison_frame(frame).drop(columns=["Out-GD / paper"]),
+        f"dperm bench table3: seed 003 Table 3, delta={config.delta:g}; ours: mean ± s.e. over "
+        f"{ok.groupby(['dataset', 'mu', 'epsilon', 'algorithm']).size().max() if len(ok) else 0} runs at most; "
+        "error = excess empirical risk, s = CPU seconds per run",
+    ))
+    pngs = plot_table3(frame, out)
+    console.print(f"runs in {out / 'runs.csv'} (rerun to resume or extend); every algorithm in {out / 'table3.md'}; "
+                  f"plots {', '.join(str(p) for p in pngs)}")
     return 0
 
 
@@ -250,6 +284,28 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--out", default="dperm_output",
                          help="folder for scaling_<algorithm>.csv, .png and .json")
     scaling.set_defaults(func=cmd_bench_scaling)
+
+    table3 = bench_sub.add_parser(
+        "table3", help="seed 003 Table 3: Out-GD vs DP-SGD (and every other applicable algorithm) on five UCI datasets",
+    )
+    table3.add_argument("--datasets", nargs="+", default=["bank", "adult", "credit_card", "wine", "bike"],
+                        choices=["bank", "adult", "credit_card", "wine", "bike"])
+    table3.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0])
+    table3.add_argument("--delta", type=float, default=1e-3)
+    table3.add_argument("--algorithms", nargs="+", default=None,
+                        help="default: gd_output_perturbation, dp_sgd and every other registered algorithm")
+    table3.add_argument("--repeats", type=int, default=100, help="runs per cell of the paper's two methods")
+    table3.add_argument("--other-repeats", type=int, default=None,
+                        help="runs per cell of the other algorithms (default: min(repeats, 20))")
+    table3.add_argument("--sgd-repeats", type=int, default=None,
+                        help="runs per cell of dp_sgd, overriding --repeats (it dominates the running time)")
+    table3.add_argument("--radius", type=float, default=10.0,
+                        help="L2-ball radius of the mu = 0 problems (0: unconstrained; DP-SGD is then n/a)")
+    table3.add_argument("--max-rows", type=int, default=None, help="use a fixed random subset of each dataset")
+    table3.add_argument("--n-jobs", type=int, default=-1, help="worker processes (-1: all cores)")
+    table3.add_argument("--seed", type=int, default=0)
+    table3.add_argument("--out", default="table3_output", help="folder for runs.csv, table3.md and the plots")
+    table3.set_defaults(func=cmd_bench_table3)
 
     algorithms = sub.add_parser("algorithms", help="list the algorithm catalogue")
     algorithms.set_defaults(func=cmd_algorithms)

@@ -9,6 +9,7 @@ released.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,17 +19,59 @@ from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, noise_record, start
-from .registry import register
+from .registry import check_assumptions, get, register
 
-__all__ = ["output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent"]
+__all__ = [
+    "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
+    "PreparedRelease", "prepare_output_perturbation", "prepare_gd_output_perturbation",
+]
 
 
-def _release(problem: ERMProblem, w: np.ndarray, budget: PrivacyBudget, sensitivity: float, rng):
-    calibration = calibrate_vector_mechanism(budget, sensitivity)
-    w_priv = w + calibration.sample(rng, problem.n_features)
-    if problem.constraint.bounded:  # post-processing: never leaves C
-        w_priv = problem.constraint.project(w_priv)
-    return w_priv, calibration
+@dataclass(frozen=True)
+class PreparedRelease:
+    """The deterministic part of an output-perturbation fit: the un-noised point and the
+    calibration its single noise draw comes from.
+
+    Everything here is computed without randomness, so repeated private releases of one
+    problem (benchmarks, ``dperm bench table3``) may share it and redraw only the noise;
+    each release is then a fresh run of the mechanism with the stated guarantee.
+    """
+
+    algorithm: str
+    point: np.ndarray
+    calibration: object  # privacy.calibrate.NoiseCalibration
+    hyperparameters: dict
+    iterations: int
+    gradient_evaluations: int
+    noise_extra: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+
+    def draw(self, problem: ERMProblem, rng) -> np.ndarray:
+        """``point + z``, projected back onto a bounded C (post-processing)."""
+        w_priv = self.point + self.calibration.sample(rng, problem.n_features)
+        if problem.constraint.bounded:
+            w_priv = problem.constraint.project(w_priv)
+        return w_priv
+
+    def release(self, problem: ERMProblem, rng) -> PrivateFit:
+        return PrivateFit(
+            coef=self.draw(problem, rng),
+            privacy_spent=self.calibration.budget,
+            algorithm=self.algorithm,
+            hyperparameters=dict(self.hyperparameters),
+            noise=noise_record(self.calibration, **self.noise_extra),
+            gradient_evaluations=self.gradient_evaluations,
+            iterations=self.iterations,
+            info=dict(self.info),
+        )
+
+
+def _check(name: str, problem: ERMProblem, budget: PrivacyBudget) -> None:
+    """What :func:`start` checks, without making a generator."""
+    if not isinstance(budget, PrivacyBudget):
+        raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
+    check_assumptions(get(name), problem, budget)
+    budget.check_delta(problem.n_samples)
 
 
 @register(
@@ -85,6 +128,12 @@ def output_perturbation(
     2011; the approximate-minimizer correction follows the remark of ALGORITHMS.md.
     """
     rng = start("output_perturbation", problem, budget, rng)
+    return prepare_output_perturbation(problem, budget, tolerance=tolerance).release(problem, rng)
+
+
+def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None) -> PreparedRelease:
+    """The deterministic part of :func:`output_perturbation` (same checks and defaults)."""
+    _check("output_perturbation", problem, budget)
     n, L, mu = problem.n_samples, problem.lipschitz, problem.strong_convexity
     tolerance = 1e-3 * L / n if tolerance is None else float(tolerance)
     if not (math.isfinite(tolerance) and tolerance > 0):
@@ -96,15 +145,14 @@ def output_perturbation(
             "nothing was released. Raise `tolerance` (it enters the sensitivity)."
         )
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
-    w_priv, calibration = _release(problem, solution.coef, budget, sensitivity, rng)
-    return PrivateFit(
-        coef=w_priv,
-        privacy_spent=calibration.budget,
+    return PreparedRelease(
         algorithm="output_perturbation",
+        point=solution.coef,
+        calibration=calibrate_vector_mechanism(budget, sensitivity),
         hyperparameters={"tolerance": tolerance},
-        noise=noise_record(calibration, minimizer_sensitivity=2.0 * L / (n * mu)),
-        gradient_evaluations=n * solution.iterations,
         iterations=solution.iterations,
+        gradient_evaluations=n * solution.iterations,
+        noise_extra={"minimizer_sensitivity": 2.0 * L / (n * mu)},
     )
 
 
@@ -204,6 +252,21 @@ def gd_output_perturbation(
     (seed 003), Algorithm 1, Lemmas 2-3, Theorems 2-3.
     """
     rng = start("gd_output_perturbation", problem, budget, rng)
+    prepared = prepare_gd_output_perturbation(problem, budget, step_size=step_size, steps=steps, radius=radius, init=init)
+    return prepared.release(problem, rng)
+
+
+def prepare_gd_output_perturbation(
+    problem: ERMProblem,
+    budget: PrivacyBudget,
+    *,
+    step_size: float | None = None,
+    steps: int | None = None,
+    radius: float | None = None,
+    init=None,
+) -> PreparedRelease:
+    """The deterministic part of :func:`gd_output_perturbation` (same checks and defaults)."""
+    _check("gd_output_perturbation", problem, budget)
     n, L = problem.n_samples, problem.lipschitz
     mu, beta = problem.strong_convexity, problem.smoothness
     if radius is None:
@@ -214,18 +277,23 @@ def gd_output_perturbation(
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
 
     w = gradient_descent(problem, eta, T, initial_point(problem, init))
-    w_priv, calibration = _release(problem, w, budget, sensitivity, rng)
 
     info = {"paper_sensitivity_convex": 3.0 * L * T * eta / n}
     if mu > 0 and eta <= 1.0 / (mu + beta) * (1 + 1e-12):
         info["paper_sensitivity_strongly_convex"] = 5.0 * L * (mu + beta) / (n * mu * beta)
-    return PrivateFit(
-        coef=w_priv,
-        privacy_spent=calibration.budget,
+    return PreparedRelease(
         algorithm="gd_output_perturbation",
+        point=w,
+        calibration=calibrate_vector_mechanism(budget, sensitivity),
         hyperparameters={"step_size": eta, "steps": T, "radius": radius},
-        noise=noise_record(calibration),
-        gradient_evaluations=n * T,
         iterations=T,
+        gradient_evaluations=n * T,
         info=info,
     )
+
+
+# The algorithms whose repeats may share their deterministic part (name -> prepare).
+PREPARE = {
+    "output_perturbation": prepare_output_perturbation,
+    "gd_output_perturbation": prepare_gd_output_perturbation,
+}
