@@ -44,6 +44,7 @@ Differences from the paper (the comparison is of trends and ratios, not of digit
   silenced here because the paper's delta is kept on purpose).
 - Timing: the paper reports CPU seconds on its 2017 machine and implementation; we record
   wall and CPU seconds per run (``seconds``, ``cpu_seconds``). Private fits run on float32
+  (CSR when at most a quarter of the entries are non-zero)
   copies of the data (as in ``bench/demo.py``); excess risk is evaluated on float64 against
   :func:`~dperm.problem.reference.solve_reference` (residual <= 1e-10).
 
@@ -68,8 +69,10 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from ..algorithms.output_perturbation import PREPARE
+from ..problem.erm import ERMProblem
 
 __all__ = [
     "PAPER_TABLE3",
@@ -312,10 +315,25 @@ class ProblemSpec:
 _PROBLEMS: dict = {}
 
 
+def _fit_copy(problem: ERMProblem, float32: bool) -> ERMProblem:
+    """The copy private fits run on: float32 if asked, and CSR when at most a quarter of
+    the entries are non-zero (the one-hot datasets): the per-example kernels of the
+    stochastic methods then touch only the non-zeros (2-3x faster on ADULT and BANK)."""
+    X = problem.X
+    if float32:
+        X = X.astype(np.float32)
+    if not sp.issparse(X) and np.count_nonzero(X) <= 0.25 * X.size:
+        X = sp.csr_matrix(X)
+    if X is problem.X:
+        return problem
+    return ERMProblem(X, problem.y, problem.loss, problem.regularizer, problem.constraint,
+                      data_norm=problem.data_norm, label_bound=problem.label_bound)
+
+
 def _problems(spec: ProblemSpec):
     if spec not in _PROBLEMS:
         problem = spec.build()
-        _PROBLEMS[spec] = (problem, problem.astype(np.float32) if spec.float32 else problem)
+        _PROBLEMS[spec] = (problem, _fit_copy(problem, spec.float32))
     return _PROBLEMS[spec]
 
 
