@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dperm
 import dperm.algorithms.sosp as sosp  # registers dp_sosp and dp_gd_so
 from dperm import utility
 from dperm.algorithms.registry import AssumptionError, get, names
@@ -396,3 +397,20 @@ def test_constraint_requirements():
         sosp.dp_gd_so(_binary_problem("logistic"), budget, rng=0)
     with pytest.raises(ValueError, match="phase_split"):
         sosp.dp_sosp(_binary_problem("logistic"), budget, rng=0, phase_split=1.0)
+
+
+def test_private_fit_reports_its_utility():
+    from dperm.problem import solve_reference
+    from dperm.utility import gradient_norm, smallest_hessian_eigenvalue
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)) / 3
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    fit = dperm.minimize(X, y, regularizer=("l2", 0.1), epsilon=1.0, delta=1e-5, random_state=0)
+    reference = solve_reference(problem)
+    report = fit.utility(problem, reference)
+    assert report["excess_risk"] == pytest.approx(problem.objective(fit.coef) - reference.objective)
+    assert report["gradient_norm"] == pytest.approx(gradient_norm(problem, fit.coef))
+    assert report["smallest_hessian_eigenvalue"] == pytest.approx(smallest_hessian_eigenvalue(problem, fit.coef))
+    assert report["smallest_hessian_eigenvalue"] >= 0.1 - 1e-9  # the l2 part

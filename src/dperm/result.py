@@ -60,6 +60,21 @@ class PrivateFit:
         """F(coef) - F(w_hat), with ``reference`` a ReferenceSolution (non-private)."""
         return problem.objective(self.coef) - reference.objective
 
+    def utility(self, problem, reference=None, *, hessian: bool = True) -> dict[str, float]:
+        """Non-private measurements of ``coef`` on ``problem`` (for reporting only):
+        F(coef), the excess risk against ``reference`` (a ReferenceSolution or a number;
+        omitted when None), ||grad F||, and the smallest Hessian eigenvalue (Lanczos on
+        Hessian-vector products for large d) when ``hessian`` and the loss is smooth."""
+        from .utility import gradient_norm, smallest_hessian_eigenvalue
+
+        out = {"objective": problem.objective(self.coef), "gradient_norm": gradient_norm(problem, self.coef)}
+        if reference is not None:
+            best = reference if isinstance(reference, (int, float)) else reference.objective
+            out["excess_risk"] = out["objective"] - float(best)
+        if hessian and problem.is_smooth:
+            out["smallest_hessian_eigenvalue"] = smallest_hessian_eigenvalue(problem, self.coef)
+        return out
+
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description of the fit (coefficients included)."""
         return {
