@@ -308,3 +308,10 @@ def test_nearly_noiseless_phases_use_the_closed_form_upper_bound():
     assert phases_epsilon(phases, 1e-5, dataset_size=100) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
     ratio = calibrate_phase_noise_ratio(PrivacyBudget(1e4, 1e-5), [], 100, 0.01)
     assert phases_epsilon([GaussianPhase(ratio, 100, 0.01)], 1e-5) <= 1e4
+
+
+def test_exponential_mechanism_refuses_instead_of_overflowing():
+    X, y = make_data(n=5000, d=109)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    with pytest.raises(ValueError, match=r"points \(d=109.*serves d <= \d+"):
+        fit("exponential_mechanism", problem, PrivacyBudget(1.0, 0.0))

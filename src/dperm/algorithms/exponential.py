@@ -50,7 +50,8 @@ def _spacing(alpha: float, d: int) -> float:
 def net_size(radius: float, alpha: float, d: int) -> float:
     """Number of points of the cube grid of :func:`grid_net` (before filtering)."""
     per_axis = 2 * math.floor(radius / _spacing(alpha, d)) + 1
-    return float(per_axis) ** d
+    log_size = d * math.log(per_axis)
+    return math.exp(log_size) if log_size < 700.0 else math.inf  # 1563^109 overflows a float
 
 
 def _project_rows(constraint, points: np.ndarray) -> np.ndarray:
