@@ -1237,3 +1237,20 @@ def test_bad_X_shape_and_type_are_rejected():
     # integer and boolean features are accepted and converted to float64
     p = ERMProblem((X > 0).astype(int), y, data_norm=2.0)
     assert p.X.dtype == np.float64
+
+
+def test_float32_csr_rows_at_the_bound_are_not_reported_as_clipped():
+    import warnings
+
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 60))
+    X[rng.random(X.shape) < 0.8] = 0.0
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+    y = np.where(rng.random(2000) < 0.5, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        problem = ERMProblem(sp.csr_matrix(X.astype(np.float32)), y, "logistic")
+    norms = np.sqrt(np.asarray(problem.X.multiply(problem.X).astype(np.float64).sum(axis=1)).ravel())
+    assert norms.max() <= 1.0 + 1e-6

@@ -28,8 +28,10 @@ __all__ = ["ERMProblem", "DataNormWarning"]
 
 
 def _row_norms(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    if sp.issparse(X):  # squares summed in float64, as for dense rows
+        X = sp.csr_matrix(X)
+        squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
+        return np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
     return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
 
 
