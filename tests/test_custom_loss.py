@@ -98,3 +98,15 @@ def test_custom_loss_refusals():
         problem.gradient(np.zeros(3))
     with pytest.raises(ValueError, match="no compiled kernel"):
         get("dp_sgd").fit(ERMProblem(X, y, custom_logistic(), ("l2", 0.1)), PrivacyBudget(1.0, 1e-5), rng=0)
+
+
+@pytest.mark.parametrize("name, delta", [("objective_perturbation", 1e-5), ("exponential_mechanism", 0.0), ("localization", 0.0)])
+def test_algorithms_whose_accounting_needs_a_margin_loss_refuse_custom_losses(name, delta):
+    # objective perturbation's Jacobian bound needs rank-one per-example Hessians; the
+    # exponential mechanism's score sensitivity needs loss values bounded through the margin
+    from dperm.algorithms import AssumptionError
+
+    X, y = make_data(n=100, d=2)
+    problem = ERMProblem(X, y, custom_logistic(), ("l2", 0.5), None if name != "exponential_mechanism" else ("l2_ball", 1.0))
+    with pytest.raises(AssumptionError, match="margin"):
+        get(name).fit(problem, PrivacyBudget(1.0, delta), rng=0)

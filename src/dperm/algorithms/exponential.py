@@ -171,7 +171,7 @@ def _check_net(radius, alpha, d, max_points, n, epsilon, diameter_of):
     guarantee="epsilon",
     source="seed 002 Alg. 2",
     paper="Bassily, Smith, Thakurta 2014",
-    requires=("convex", "lipschitz", "bounded_domain", "pure_dp"),
+    requires=("convex", "lipschitz", "bounded_domain", "pure_dp", "margin_loss"),
     gradient_complexity="n d |net| loss evaluations, |net| ~ (eps n / sqrt d)^d",
     summary="exact Gumbel-max sampling of exp(-eps n F / (2 L ||C||)) over an alpha-net of C",
 )
@@ -230,7 +230,7 @@ def exponential_mechanism(
     guarantee="epsilon",
     source="seed 002 Alg. 3 + 4",
     paper="Bassily, Smith, Thakurta 2014",
-    requires=("convex", "strongly_convex", "lipschitz", "smooth", "pure_dp"),
+    requires=("convex", "strongly_convex", "lipschitz", "smooth", "pure_dp", "margin_loss"),
     gradient_complexity="a non-private solve, then n d |net| loss evaluations",
     summary="eps/2 output perturbation to a centre, eps/2 exponential mechanism in a ball around it",
 )

@@ -120,7 +120,7 @@ def _newton_polish(value_and_gradient, hessp, w, tolerance, max_iter=30):
     guarantee="epsilon or (epsilon, delta)",
     source="Chaudhuri et al. 2011 / Kifer et al. 2012; baseline of seeds 000 and 003",
     paper="Kifer, Smith, Thakurta 2012; Iyengar et al. 2019 (AMP)",
-    requires=("convex", "smooth", "lipschitz", "smooth_regularizer", "unconstrained"),
+    requires=("convex", "smooth", "lipschitz", "smooth_regularizer", "unconstrained", "margin_loss"),
     gradient_complexity="a non-private solve of the perturbed objective (Newton-CG)",
     summary="minimize F + Lambda/(2n)||w||^2 + <b, w>/n, then a small output perturbation",
 )

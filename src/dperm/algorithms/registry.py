@@ -49,6 +49,12 @@ _REQUIREMENTS: dict[str, tuple[Callable, str]] = {
         "a smooth regularizer (no l1 part)",
     ),
     "unconstrained": (lambda p, b: not p.constraint.bounded, "an unconstrained problem"),
+    "margin_loss": (
+        lambda p, b: not getattr(p, "_custom", False),
+        "a built-in margin (GLM) loss: its accounting rests on the structure phi(<w, x>, y) "
+        "(rank-one per-example Hessians, loss values bounded through the margin), which a "
+        "custom loss does not declare",
+    ),
 }
 
 

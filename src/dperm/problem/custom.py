@@ -11,7 +11,8 @@ enter only step sizes and the assumptions checks (and the sensitivity of methods
 rest on them, such as output perturbation: declare them honestly).
 
 Algorithms with compiled per-example loops (``dp_sgd``, ``dp_svrg``, ``rrpsgd``) need a
-built-in loss; the full-batch methods (``dp_gd``, ``noisy_gd``, ``dp_gld``, ``dp_fw_l2``,
+built-in loss, and objective perturbation, the exponential mechanism and localization
+(whose accounting needs the GLM structure) refuse a custom loss; the full-batch methods (``dp_gd``, ``noisy_gd``, ``dp_gld``, ``dp_fw_l2``,
 ``dp_sosp``, ...) accept a custom loss.
 """
 
