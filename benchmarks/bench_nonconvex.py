@@ -58,6 +58,8 @@ import warnings
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from bench_convex import clear_accountant_caches  # the same caches, cleared the same way (run from benchmarks/)
 from scipy.special import expit
 from sklearn.linear_model import HuberRegressor
 
@@ -80,24 +82,6 @@ RUNS = (
     ("dp_gd_so", "dp_gd_so", "l2_ball", {}),
 )
 SECOND_ORDER = ("dp_sosp", "dp_gd_so")
-
-
-def clear_accountant_caches() -> int:
-    """Empty the in-process memo caches of dperm's privacy calibration (the PLD / RDP
-    accountants and the GDP conversions are ``functools.lru_cache``-d in
-    ``dperm.privacy`` and ``dperm.algorithms``). Without this, repeats 2..R of an
-    algorithm with the same (n, budget, steps) reuse the first repeat's calibration and
-    their times omit the accountant, which a user's first fit pays (for dp_svrg_pp on
-    ADULT that is most of the time). Returns the number of caches cleared."""
-    cleared = 0
-    for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith(("dperm.privacy", "dperm.algorithms")):
-            continue
-        for obj in list(vars(module).values()):
-            if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__module__", None) == name:
-                obj.cache_clear()
-                cleared += 1
-    return cleared
 
 
 def inject_outliers(y: np.ndarray, fraction: float, seed: int, bound: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
