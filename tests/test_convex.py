@@ -6,6 +6,7 @@ sensitivities are checked on neighbouring datasets, and the samplers' output law
 compared with the distributions they claim."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,12 +16,19 @@ from scipy import stats
 from dperm.algorithms import AssumptionError, get
 from dperm.algorithms.exponential import grid_net
 from dperm.algorithms.objective_perturbation import objective_perturbation_lambda
-from dperm.algorithms.svrg import prox_svrg_inner_steps
+from dperm.algorithms.svrg import (
+    SVRGNoiseWarning,
+    minibatch_variance_factor,
+    prox_svrg_inner_steps,
+    prox_svrg_rate,
+    svrg_default_epochs,
+)
 from dperm.privacy import (
     GaussianPhase,
     PrivacyBudget,
     calibrate_phase_noise_ratio,
     gaussian_dp_epsilon,
+    gaussian_dp_mu,
     gaussian_steps_epsilon,
     phases_epsilon,
     subsampled_gaussian_epsilon,
@@ -70,6 +78,31 @@ def test_phase_calibration_spends_the_budget(sampling):
 
 
 # ---------------------------------------------------------------- DP-SVRG and DP-SVRG++
+def test_minibatch_variance_factor():
+    assert minibatch_variance_factor(100, 1, "without_replacement") == 1.0  # Prox-SVRG's single example
+    assert minibatch_variance_factor(100, 100, "without_replacement") == 0.0  # the full gradient: no variance
+    assert minibatch_variance_factor(100, 10, "poisson") == pytest.approx(0.09)
+
+
+def test_default_epochs_balance_optimization_and_snapshot_noise():
+    # more budget (larger mu_s): more epochs pay off; a huge budget: the error term alone decides
+    few = svrg_default_epochs(0.25, 10_000, 50, 0.05)
+    many = svrg_default_epochs(0.25, 10_000, 50, 5.0)
+    assert 1 <= few < many
+    assert svrg_default_epochs(0.25, 10**9, 1, 1e3, max_epochs=40) >= 30
+
+
+def test_svrg_warns_when_the_inner_noise_defeats_the_contraction():
+    X, y = make_data(n=2000, d=5)
+    weak = ERMProblem(X, y, "logistic", ("l2", 1e-3))
+    with pytest.warns(SVRGNoiseWarning, match="outweighs"):
+        fit("dp_svrg", weak, PrivacyBudget(0.5, 1e-5))
+    strong = ERMProblem(X, y, "logistic", ("l2", 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SVRGNoiseWarning)
+        fit("dp_svrg", strong, PrivacyBudget(1e3, 1e-5), epochs=1, inner_steps=5)
+
+
 def test_prox_svrg_epoch_length_meets_its_rate():
     eta, mu, beta = 1 / 12, 0.1, 1.0
     m = prox_svrg_inner_steps(eta, mu, beta)
@@ -103,11 +136,18 @@ def test_svrg_defaults_follow_the_theorems():
     problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
     budget = PrivacyBudget(1.0, 1e-5)
     out = fit("dp_svrg", problem, budget)
-    beta = problem.smoothness
-    assert out.hyperparameters["step_size"] == pytest.approx(1 / (12 * beta))
-    ratio = (2000 * 1.0) ** 2 / (5 * math.log(1e5))
-    assert out.hyperparameters["epochs"] == math.ceil(math.log(ratio) / math.log(4 / 3))
-    assert set(out.hyperparameters["epoch_lengths"]) == {prox_svrg_inner_steps(1 / (12 * beta), 0.1, beta)}
+    beta, eta = problem.smoothness, 1 / (12 * problem.smoothness)
+    assert out.hyperparameters["step_size"] == pytest.approx(eta)
+    b = round(math.sqrt(2000))
+    alpha = (1 - b / 2000) / b  # Poisson batches of expected size b
+    m = prox_svrg_inner_steps(eta, 0.1, beta, rate=0.25, variance_factor=alpha)
+    assert set(out.hyperparameters["epoch_lengths"]) == {m}
+    rate = prox_svrg_rate(eta, 0.1, beta, m, alpha)
+    assert rate <= 0.25
+    mu_s = math.sqrt(0.8) * gaussian_dp_mu(1.0, 1e-5)
+    T = out.hyperparameters["epochs"]
+    bound = lambda t: rate**t + 4 * t * 5 / ((2000 * mu_s) ** 2 * (1 - rate))  # noqa: E731
+    assert bound(T) <= min(bound(T - 1) if T > 1 else math.inf, bound(T + 1))
     pp = fit("dp_svrg_pp", problem, budget)
     assert pp.hyperparameters["step_size"] == pytest.approx(1 / (13 * beta))
     lengths = pp.hyperparameters["epoch_lengths"]

@@ -197,6 +197,43 @@ def test_subsampled_calibration_is_certified_and_tight():
     assert sigma < gaussian_steps_sigma(1.0, 1e-5, 2.0, 2000) / 5
 
 
+@pytest.mark.parametrize("guess", [1e-3, 0.7, 0.95, 50.0])
+def test_smallest_certified_noise_returns_a_certified_point_at_precision(guess):
+    from dperm.privacy.calibrate import smallest_certified_noise
+
+    seen = []
+
+    def eps_at(x):  # a decreasing curve with a kink, like a PLD's
+        seen.append(x)
+        return 3.0 / x**2 if x < 1.3 else 2.0 / x
+
+    x = smallest_certified_noise(eps_at, 1.0, guess, floor=1e-9)
+    assert x in seen and eps_at(x) <= 1.0  # the answer is a point the search certified
+    assert 2.0 <= x <= 2.0 * (1 + 1e-4)  # and within rtol of the true threshold x = 2
+    assert len(seen) < 30
+
+
+def test_smallest_certified_noise_needs_few_calls_near_a_good_guess():
+    from dperm.privacy.calibrate import smallest_certified_noise
+
+    calls = []
+
+    def eps_at(x):
+        calls.append(x)
+        return math.exp(-x)
+
+    x = smallest_certified_noise(eps_at, 0.01, 1.05 * math.log(100), floor=1e-9, factor=1.25)
+    assert math.exp(-x) <= 0.01 and x <= math.log(100) * (1 + 1e-4)
+    assert len(calls) <= 8  # bisection from a factor-2 bracket needs about 14
+
+
+def test_smallest_certified_noise_refuses_past_the_ceiling():
+    from dperm.privacy.calibrate import smallest_certified_noise
+
+    with pytest.raises(ValueError, match="no noise level"):
+        smallest_certified_noise(lambda x: 5.0, 1.0, 1.0, floor=1e-9, ceiling=1e6)
+
+
 def test_subsampled_rejects_bad_arguments():
     with pytest.raises(ValueError, match="delta"):
         subsampled_gaussian_sigma(1.0, 0.0, sensitivity=1.0, sampling_probability=0.1, steps=10)

@@ -29,7 +29,7 @@ from typing import Sequence
 
 from .budget import PrivacyBudget
 from .calibrate import ACCOUNTANT_MIN_RATIO as _ACCOUNTANT_MIN_RATIO
-from .calibrate import _pld_grid, gaussian_dp_epsilon, gaussian_dp_mu
+from .calibrate import _pld_grid, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu, smallest_certified_noise
 
 __all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio"]
 
@@ -187,18 +187,11 @@ def calibrate_phase_noise_ratio(
     spare = gaussian_dp_mu(budget.epsilon, budget.delta) ** 2 - sum(p.steps / p.noise_ratio**2 for p in fixed)
     if spare > 0 and math.sqrt(steps / spare) < _ACCOUNTANT_MIN_RATIO:
         return math.sqrt(steps / spare) * (1 + 1e-12)
-    hi = 1.0
-    while eps_at(hi) > budget.epsilon:
-        hi *= 2.0
-        if hi > 1e12:
-            raise ValueError("no noise level meets the budget (the fixed phases take all of it)")
-    lo = hi / 2.0
-    while lo > 1e-8 and eps_at(lo) <= budget.epsilon:
-        hi, lo = lo, lo / 2.0
-    while hi / lo > 1 + rtol:  # bisection on log ratio; hi always certified
-        mid = math.sqrt(hi * lo)
-        if eps_at(mid) <= budget.epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    guess = clt_noise_ratio(spare, sampling_probability, steps)
+    try:
+        if guess is None:
+            return smallest_certified_noise(eps_at, budget.epsilon, 1.0, floor=1e-8, rtol=rtol, ceiling=1e12)
+        return smallest_certified_noise(eps_at, budget.epsilon, 1.05 * guess, floor=1e-8, rtol=rtol, ceiling=1e12,
+                                        factor=1.25)
+    except ValueError:
+        raise ValueError("no noise level meets the budget (the fixed phases take all of it)") from None
