@@ -176,9 +176,18 @@ def calibrate_phase_noise_ratio(
         raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
     fixed = tuple(fixed)
 
+    grid = _pld_grid(budget.epsilon)
+
     def eps_at(ratio: float) -> float:
         phase = GaussianPhase(ratio, steps, sampling_probability)
-        return phases_epsilon(fixed + (phase,), budget.delta, sampling=sampling, dataset_size=dataset_size)
+        everything = fixed + (phase,)
+        if (sampling != "poisson" or all(p.full_batch for p in everything)
+                or min(p.noise_ratio for p in everything) < _ACCOUNTANT_MIN_RATIO):
+            return phases_epsilon(fixed + (phase,), budget.delta, sampling=sampling, dataset_size=dataset_size)
+        # One PLD at the grid fitted to the target (every grid gives a valid upper bound):
+        # phases_epsilon's coarse-to-fine refinement would build four or five.
+        key = tuple((float(p.noise_ratio), int(p.steps), float(p.sampling_probability)) for p in everything)
+        return _safe(key, float(budget.delta), sampling, 0, grid)
 
     if fixed and phases_epsilon(fixed, budget.delta, sampling=sampling, dataset_size=dataset_size) >= budget.epsilon:
         raise ValueError("the fixed phases alone already spend the whole budget")
