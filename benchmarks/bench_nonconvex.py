@@ -31,9 +31,9 @@ Constraints (each algorithm gets the one it needs; the others run unconstrained)
 the L1 ball of radius ``ceil(||w_ref||_1)``. Choosing radii from the non-private
 solution is a *benchmark convenience* (a deployment must fix them from public knowledge).
 
-Algorithms run with their defaults; ``dp_gd`` is shown twice: default (last iterate, the
-PL-regime number of steps) and ``output="random"`` (the non-convex theorem's T and a
-random iterate). For ``dp_sosp`` and ``dp_gd_so`` the smallest Hessian eigenvalue at the
+Algorithms run with their defaults; ``dp_gd`` is shown twice: default (last iterate; with
+no public PL constant, as here, the non-convex theorem's T) and ``output="random"`` (the
+same T and a random iterate). For ``dp_sosp`` and ``dp_gd_so`` the smallest Hessian eigenvalue at the
 output (``dperm.utility.smallest_hessian_eigenvalue``, dense: d <= 109) and how many
 repeats ended with status "found" are printed, with the alpha they used.
 
@@ -165,7 +165,9 @@ def run_problem(key: str, args, dtype) -> dict:
                           problem.objective(huber) - reference.objective, test_metrics(kind, huber, Xt, yt)[0],
                           math.nan, sec, math.nan))
 
-    warm_up(X, y, loss, args.lam, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm_up(X, y, loss, args.lam, dtype)
     cells = {}
     for eps in args.epsilons:
         budget = dperm.PrivacyBudget(eps, args.delta)

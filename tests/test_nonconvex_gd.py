@@ -97,8 +97,16 @@ def test_dp_gd_default_steps_follow_the_theorems():
     assert fit.hyperparameters["regime"] == "pl"
     assert fit.iterations == math.ceil(kappa * math.log(n * n * mu * mu / (4 * kappa * d)))
     assert fit.hyperparameters["step_size"] == 1 / beta
-    # without a public PL constant the theorem's hidden constant is kappa = 1
-    assert ng.dp_gd(problem, budget, rng=0).iterations == math.ceil(math.log(n * n * mu * mu / (4 * d)))
+    # without a public PL constant the default is Theorem 6.3's T (last iterate still returned),
+    # far more than the kappa = 1 guess of Theorem 6.2 earlier versions used
+    default = ng.dp_gd(problem, budget, rng=0, max_steps=10**6)
+    assert default.hyperparameters["regime"] == "nonconvex" and default.hyperparameters["output"] == "last"
+    assert default.iterations == math.ceil(n * mu * math.sqrt(beta * 1.0 / (2 * d)) / G)
+    assert default.iterations > 5 * math.ceil(math.log(n * n * mu * mu / (4 * d)))
+    with pytest.raises(ValueError, match="pl_constant"):
+        ng.dp_gd(problem, budget, rng=0, regime="pl")
+    with pytest.raises(ValueError, match="pl_constant"):
+        ng.dp_gd_default_steps("pl", n=n, d=d, mu_gdp=mu, smoothness=beta, lipschitz=G)
     # the non-convex regime (default of output="random"): Theorem 6.3
     fit = ng.dp_gd(problem, budget, rng=0, output="random", initial_gap=0.5, max_steps=10**6)
     assert fit.hyperparameters["regime"] == "nonconvex"
@@ -320,11 +328,36 @@ def test_dp_gld_default_schedule_meets_theorem_2():
     T = math.ceil(mu**2 * n**2 * (M + lam) ** 2 / (2 * beta * L**2 * lam))
     assert fit.iterations == T == fit.info["theorem_steps"]
     assert fit.hyperparameters["step_size"] <= lam / (M + lam) ** 2 * (1 + 1e-9)
-    # capped: beta is raised so that eta = lambda / (M + lambda)^2 still holds
-    capped = ng.dp_gld(problem, budget, rng=0, max_steps=T // 4)
-    assert capped.iterations == T // 4 and capped.info["theorem_steps"] == T
+    # over the cap: first the step grows up to 1 / (M + lambda), at the same temperature
+    T_stable = math.ceil(mu**2 * n**2 * (M + lam) / (2 * beta * L**2))
+    assert T_stable < T
+    mid = ng.dp_gld(problem, budget, rng=0, max_steps=T_stable)
+    assert mid.iterations == T_stable and mid.info["theorem_steps"] == T
+    assert mid.hyperparameters["inverse_temperature"] == beta
+    assert mid.hyperparameters["step_size"] <= 1 / (M + lam) * (1 + 1e-9)
+    # then beta is raised so that eta = 1 / (M + lambda)
+    capped = ng.dp_gld(problem, budget, rng=0, max_steps=T_stable // 2)
+    assert capped.iterations == T_stable // 2 and capped.info["theorem_steps"] == T
     assert capped.hyperparameters["inverse_temperature"] > beta
-    assert capped.hyperparameters["step_size"] == pytest.approx(lam / (M + lam) ** 2, rel=1e-8)
+    assert capped.hyperparameters["step_size"] == pytest.approx(1 / (M + lam), rel=1e-8)
+
+
+def test_dp_gld_default_moves_down_the_objective_with_weak_regularization():
+    # lambda = 1e-3: Theorem 2 with constant 1 would ask eta <= lambda / (M + lambda)^2 ~ 1e-3, so
+    # 1000 capped steps travel a time ~ 1 and the objective barely moves (the old default).
+    problem = glm_problem(n=2000, d=4, regularizer=("l2", 1e-3))
+    budget = PrivacyBudget(8.0, 1e-6)
+    F0 = problem.objective(np.zeros(4))
+    F_ref = solve_reference(problem).objective
+    fit = ng.dp_gld(problem, budget, rng=0)
+    assert 0.5 / problem.smoothness <= fit.hyperparameters["step_size"] <= (1 + 1e-9) / problem.smoothness
+    assert problem.objective(fit.coef) - F_ref < 0.1 * (F0 - F_ref)
+    # the old schedule (eta = lambda / (M + lambda)^2 at 1000 steps) stays near w_0
+    lam, M = 1e-3, problem.constants.loss_smoothness
+    old_beta = gdp_mu(8.0, 1e-6) ** 2 * 2000**2 * (M + lam) ** 2 / (2 * 1000 * problem.lipschitz**2 * lam)
+    old = ng.dp_gld(problem, budget, rng=0, steps=1000, inverse_temperature=old_beta)
+    assert old.hyperparameters["step_size"] == pytest.approx(lam / (M + lam) ** 2, rel=1e-8)
+    assert problem.objective(old.coef) - F_ref > 0.5 * (F0 - F_ref)
 
 
 def test_dp_gld_converges_and_random_iterate_is_uniform_on_1_to_T():

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 import dperm
 import dperm.algorithms.sosp as sosp  # registers dp_sosp and dp_gd_so
@@ -112,21 +112,83 @@ def test_dp_sosp_candidate_subsample_is_fixed_in_advance():
     _, problem = saddle(n=100)
     fit = sosp.dp_sosp(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=30, candidates=4)
     assert fit.info["candidate_indices"] == [0, 10, 20, 30]
-    fit_all = sosp.dp_sosp(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=30)
+    fit_all = sosp.dp_sosp(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=30, candidates="all")
     assert fit_all.hyperparameters["candidates"] == 31
+    # The default: 4 candidates, evenly spaced, the same indices as candidates=4.
+    fit_default = sosp.dp_sosp(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=30)
+    assert fit_default.info["candidate_indices"] == [0, 10, 20, 30]
     # Fewer candidates, less noise per candidate.
     assert fit.noise["phases"][1]["scale"] < fit_all.noise["phases"][1]["scale"]
 
 
-def test_dp_sosp_default_alpha_is_certifiable_and_from_the_theorem():
+def test_dp_sosp_default_alpha_is_the_smallest_certifiable():
     _, problem = saddle()
     fit = sosp.dp_sosp(problem, PrivacyBudget(2.0, 1e-5), rng=0)
     info, alpha = fit.info, fit.hyperparameters["alpha"]
-    assert alpha == max(info["theorem_alpha"], info["certifiable_alpha"])
+    assert alpha == info["certifiable_alpha"]
+    assert fit.hyperparameters["candidates"] == 4 and fit.hyperparameters["order"] == "latest"
     # At the default alpha the margins are at most half the thresholds (balanced split).
     assert info["gradient_margin"] <= alpha / 2 * (1 + 1e-9)
     assert info["eigenvalue_margin"] <= -info["eigenvalue_threshold"] / 2 * (1 + 1e-9)
     assert fit.hyperparameters["step_size"] == pytest.approx(1 / problem.smoothness)
+
+
+def certifiable_alpha(problem, budget, K, split=0.5, zeta=0.05):
+    """The smallest alpha with margins at most half the thresholds, recomputed independently."""
+    n, d = problem.n_samples, problem.n_features
+    mu_c = gaussian_dp_mu(budget.epsilon, budget.delta) * math.sqrt((1 - split) / K)
+    p = zeta / (2 * K)
+    a_g = (2 * problem.lipschitz / n) * (math.sqrt(d) + math.sqrt(2 * math.log(1 / p)))
+    a_h = (2 * problem.constants.loss_smoothness / n) * (2 * math.sqrt(d) + 2 * math.sqrt(math.log(1 / p)))
+    rho = problem.constants.hessian_lipschitz
+    # alpha = max(2 a_g / (mu_c sqrt(1 - s)), 4 a_h^2 / (rho mu_c^2 s)), minimized over s.
+    s = optimize.brentq(lambda s: 2 * a_g / (mu_c * math.sqrt(1 - s)) - 4 * a_h**2 / (rho * mu_c**2 * s), 1e-12, 1 - 1e-12)
+    return 2 * a_g / (mu_c * math.sqrt(1 - s))
+
+
+def test_dp_sosp_default_alpha_rejects_a_strict_saddle_the_old_default_accepted():
+    # At w = 0 of the saddle problem the gradient is 0 and lambda_min = -0.19 (strict saddle):
+    # w = 0 is an alpha-SOSP iff sqrt(rho alpha) >= 0.19. The default alpha must be below
+    # that level (w = 0 is then not an alpha-SOSP and cannot be certified), while the old
+    # default (all T + 1 candidates, max with the theorem's alpha) was above it.
+    bunch, problem = saddle(n=20000, d=3)
+    budget = PrivacyBudget(2.0, 1e-5)
+    rho = problem.constants.hessian_lipschitz
+    lam0 = bunch.hessian_eigenvalues[0]
+    assert lam0 < 0
+    trivial = lam0**2 / rho  # the smallest alpha for which the saddle w = 0 is an alpha-SOSP
+    fit = sosp.dp_sosp(problem, budget, rng=0, init=bunch.saddle_point)
+    alpha = fit.hyperparameters["alpha"]
+    assert alpha == pytest.approx(certifiable_alpha(problem, budget, 4), rel=1e-6)
+    assert alpha < trivial
+    assert not utility.is_second_order_stationary(problem, bunch.saddle_point, alpha)
+    # The old default: all T + 1 candidates and max(theorem alpha, certifiable alpha).
+    T = fit.hyperparameters["steps"]
+    old = max(fit.info["theorem_alpha"], certifiable_alpha(problem, budget, T + 1))
+    assert old > trivial
+    old_fit = sosp.dp_sosp(problem, budget, rng=0, init=bunch.saddle_point, candidates="all", order="earliest")
+    assert old_fit.hyperparameters["alpha"] == pytest.approx(certifiable_alpha(problem, budget, T + 1), rel=1e-6)
+    # A certified output is never the saddle.
+    if fit.info["status"] == "found":
+        assert utility.smallest_hessian_eigenvalue(problem, fit.coef) >= -math.sqrt(rho * alpha)
+
+
+def test_dp_sosp_examines_the_latest_candidate_first():
+    # At huge epsilon every late iterate is certified: "latest" returns w_T, "earliest" the
+    # first certified one; both spend the same budget.
+    _, problem = saddle()
+    budget = PrivacyBudget(1e6, 1e-5)
+    late = sosp.dp_sosp(problem, budget, rng=1, alpha=0.002, steps=300, candidates=7)
+    early = sosp.dp_sosp(problem, budget, rng=1, alpha=0.002, steps=300, candidates=7, order="earliest")
+    assert late.info["status"] == early.info["status"] == "found"
+    assert late.info["selected_iterate"] == 300
+    assert early.info["selected_iterate"] < 300
+    assert late.info["candidates_examined"] == 1
+    assert composed_epsilon(late) == pytest.approx(composed_epsilon(early), rel=1e-12)
+    with pytest.raises(ValueError, match="order"):
+        sosp.dp_sosp(problem, budget, rng=1, order="random")
+    with pytest.raises(ValueError, match="candidates"):
+        sosp.dp_sosp(problem, budget, rng=1, candidates="some")
 
 
 def test_dp_sosp_is_reproducible():
@@ -162,6 +224,7 @@ def test_dp_gd_so_converges_at_large_epsilon_and_stays_in_the_ball(radius, alpha
     assert composed_epsilon(fit) == pytest.approx(1e6, rel=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore:dp_gd_so. alpha=.*vacuous:UserWarning")
 def test_dp_gd_so_accounts_every_possible_release():
     _, problem = saddle(n=100, constraint=("l2_ball", 1.0))
     budget = PrivacyBudget(0.5, 1e-6)
@@ -173,6 +236,33 @@ def test_dp_gd_so_accounts_every_possible_release():
     assert composed_epsilon(fit) == pytest.approx(0.5, rel=1e-9)
     assert fit.privacy_spent.epsilon == pytest.approx(0.5, rel=1e-9)
     assert fit.privacy_spent.delta == 1e-6
+
+
+def test_dp_gd_so_default_alpha_and_steps_are_consistent():
+    # Default: the smallest alpha >= alpha_noise(T(alpha)), T(alpha) = min(cap, Theorem 9's T),
+    # with the balanced Hessian share; earlier: T at the cap and alpha_noise(cap) at share 0.5.
+    _, problem = saddle(n=20000, constraint=("l2_ball", 0.5))
+    budget = PrivacyBudget(4.0, 1e-5)
+    fit = sosp.dp_gd_so(problem, budget, rng=0)
+    hp, info = fit.hyperparameters, fit.info
+    T, alpha = hp["steps"], hp["alpha"]
+    assert T == min(1000, info["theorem_steps"])
+    assert alpha == info["noise_alpha"]
+    # The noise conditions hold at (T, alpha) and the noise scales are the accounted ones.
+    n, d, D, rho = problem.n_samples, problem.n_features, 1.0, problem.constants.hessian_lipschitz
+    grads, hessians = fit.noise["phases"]
+    p = 0.05 / (2 * T)
+    assert 4 * D * sosp.gaussian_norm_bound(grads["scale"], d, p) <= alpha * (1 + 1e-9)
+    assert 16 * (sosp.symmetric_noise_eigenvalue_bound(hessians["scale"], d, p / 2) * D * D) ** 2 / rho <= alpha * (1 + 1e-9)
+    assert composed_epsilon(fit) == pytest.approx(4.0, rel=1e-9)
+    # Smaller than the old default (T at the cap, equal split).
+    old = sosp.dp_gd_so(problem, budget, rng=0, steps=1000, hessian_share=0.5)
+    assert alpha < old.hyperparameters["alpha"]
+    assert not info["vacuous_curvature_test"]
+    # A vacuous curvature test is flagged.
+    with pytest.warns(UserWarning, match="vacuous"):
+        tiny = sosp.dp_gd_so(problem, budget, rng=0, alpha=10.0)
+    assert tiny.info["vacuous_curvature_test"]
 
 
 def test_dp_gd_so_default_step_sizes_follow_theorem_9():

@@ -151,7 +151,8 @@ def dp_gd_default_steps(
 
           T = ceil(kappa * ln(n^2 mu^2 / (4 kappa d))),   at least 1.
 
-      Without a public ``pl_constant`` the hidden constant is taken as ``kappa = 1``.
+      It needs a public ``pl_constant``: kappa is the whole of the hidden constant
+      (T grows linearly in it), so it is not guessed (ValueError without one).
     - ``"nonconvex"`` (Theorem 6.3, ``T = O(sqrt(beta) n eps / (sqrt(d log(1/delta)) G))``):
       summing the descent lemma, ``(1/T) sum_t E||grad F(w_t)||^2 <= 2 beta D_0 / T +
       4 d T G^2 / (n^2 mu^2)`` with ``D_0 = F(w_0) - F*``; the minimizing T is::
@@ -163,7 +164,13 @@ def dp_gd_default_steps(
     if regime not in _REGIMES:
         raise ValueError(f"regime must be one of {_REGIMES}, got {regime!r}")
     if regime == "pl":
-        kappa = 1.0 if pl_constant is None else max(1.0, smoothness / pl_constant)
+        if pl_constant is None:
+            raise ValueError(
+                "the PL regime (seed 000 Theorem 6.2) needs a public pl_constant: its number of steps "
+                "grows linearly in kappa = beta / mu_PL, which cannot be guessed; pass pl_constant or use "
+                "regime='nonconvex' (Theorem 6.3)"
+            )
+        kappa = max(1.0, smoothness / pl_constant)
         arg = n * n * mu_gdp * mu_gdp / (4.0 * kappa * d)
         return max(1, math.ceil(kappa * math.log(arg))) if arg > 1.0 else 1
     return max(1, math.ceil(n * mu_gdp * math.sqrt(smoothness * initial_gap / (2.0 * d)) / lipschitz))
@@ -183,7 +190,8 @@ def _positive(name: str, value) -> float:
     source="seed 000 Alg. 4 (Theorems 6.1-6.3); seed 004 Alg. 4",
     paper="Wang, Ye, Xu 2017 (Differentially private ERM revisited: faster and more general); Wang, Chen, Xu 2019",
     requires=("smooth", "lipschitz", "approximate_dp"),
-    gradient_complexity="n T; T = kappa ln(n^2 mu_GDP^2 / (4 kappa d)) (PL), n mu_GDP sqrt(beta D_0/(2d)) / G (non-convex)",
+    gradient_complexity="n T; T = kappa ln(n^2 mu_GDP^2 / (4 kappa d)) (PL, public mu_PL), "
+                        "n mu_GDP sqrt(beta D_0/(2d)) / G (non-convex, and the default without mu_PL)",
     summary="full-batch GD with Gaussian-noised gradients; last, uniformly random or all iterates",
 )
 def dp_gd(
@@ -238,8 +246,17 @@ def dp_gd(
         private: ``trace["private"] = True``). The index m is drawn in every mode, so for one seed the three outputs
         share one path: ``coef("random") == trace("all")["iterates"][m]``.
     regime : {"pl", "nonconvex"}, optional
-        Which theorem sets the default T: "pl" (Theorem 6.2) by default for
-        ``output="last"``, "nonconvex" (Theorem 6.3) otherwise.
+        Which theorem sets the default T. Default: "pl" (Theorem 6.2) when
+        ``output="last"`` *and* a public PL constant is known (``pl_constant`` given, or
+        the strong convexity of a convex loss with a strongly convex regularizer);
+        "nonconvex" (Theorem 6.3) otherwise, including ``output="last"`` without a PL
+        constant: Theorem 6.2's T is ``kappa ln(...)`` with ``kappa = beta / mu_PL``
+        hidden in its O~, and no honest value of kappa exists for a non-convex loss
+        (taking kappa = 1, as earlier versions did, gave 7-13 steps on the non-convex
+        benchmark problems: far too few). The last iterate is still returned; without
+        PL, Theorem 6.3's guarantee is for a uniformly random iterate, so for the last
+        one its T is a (documented) heuristic choice. ``regime="pl"`` without a PL
+        constant raises ValueError.
     steps : int, optional
         T. Default (see :func:`dp_gd_default_steps`), capped by ``max_steps`` (the
         uncapped value is in ``info["theorem_steps"]``):
@@ -257,7 +274,7 @@ def dp_gd(
     pl_constant : float, optional
         A *public* PL constant mu_PL (never computed from the private data). Default:
         the strong convexity of F when the loss is convex and r is mu-strongly convex;
-        otherwise unknown, and Theorem 6.2's hidden constant is taken as kappa = 1.
+        otherwise unknown, and the default regime is then "nonconvex" (see ``regime``).
     initial_gap : float
         A public guess of ``F(w_0) - F*`` for the non-convex T (Theorem 6.3 hides it;
         default 1).
@@ -282,15 +299,20 @@ def dp_gd(
     """
     rng = start("dp_gd", problem, budget, rng)
     _check_output(output, _OUTPUTS)
-    if regime is None:
-        regime = "pl" if output == "last" else "nonconvex"
-    if regime not in _REGIMES:
+    if regime is not None and regime not in _REGIMES:
         raise ValueError(f"regime must be one of {_REGIMES}, got {regime!r}")
     n, d, L, beta = problem.n_samples, problem.n_features, problem.lipschitz, problem.smoothness
     if pl_constant is None and problem.is_convex and problem.strong_convexity > 0:
         pl_constant = problem.strong_convexity
     elif pl_constant is not None:
         pl_constant = _positive("pl_constant", pl_constant)
+    if regime is None:  # Theorem 6.2 only with a public PL constant (never a guessed kappa)
+        regime = "pl" if output == "last" and pl_constant is not None else "nonconvex"
+    elif regime == "pl" and pl_constant is None:
+        raise ValueError(
+            "dp_gd: regime='pl' (seed 000 Theorem 6.2) needs a public pl_constant (its T grows linearly "
+            "in kappa = beta / mu_PL); pass pl_constant, or regime='nonconvex' / regime=None"
+        )
     initial_gap = _positive("initial_gap", initial_gap)
     mu_gdp = gaussian_dp_mu(budget.epsilon, budget.delta)
     theorem_T = dp_gd_default_steps(regime, n=n, d=d, mu_gdp=mu_gdp, smoothness=beta, lipschitz=L,
@@ -514,31 +536,49 @@ def dp_gld_default_schedule(
     *, n: int, d: int, mu_gdp: float, lipschitz: float, loss_smoothness: float, l2: float, max_steps: int,
     inverse_temperature: float | None = None,
 ) -> tuple[int, float, int]:
-    """(T, inverse temperature beta, theorem T) for DP-GLD by seed 004 Theorem 2.
+    """(T, inverse temperature beta, theorem T) for DP-GLD, after seed 004 Theorem 2.
 
     With the exact calibration the step is ``eta = mu^2 n^2 / (2 beta T L^2)`` (mu the
     GDP parameter of the budget; Algorithm 1's ``eta = c n^2 eps^2 / (L^2 beta T
-    log(1/delta))``). Theorem 2 asks ``beta >= max(4/lambda, d)`` (printed garbled; read
-    as 4/lambda after Raginsky et al. 2017's ``beta >= 2/m`` with dissipativity
-    ``m = lambda/2``), Remark 1 ``beta = O(log n)``, and
-    ``T >= Theta((M + lambda)^2 n^2 eps^2 / (lambda beta log(1/delta) L^2))``, i.e.
-    ``eta <= lambda / (M + lambda)^2`` up to the constant. Explicitly (constant 1):
+    log(1/delta))``), so the budget fixes the product ``beta T eta = mu^2 n^2 / (2 L^2)``
+    and the *time* ``T eta`` the chain travels is ``mu^2 n^2 / (2 beta L^2)``, whatever T.
+    Theorem 2 asks ``beta >= max(4/lambda, d)`` (printed garbled; read as 4/lambda after
+    Raginsky et al. 2017's ``beta >= 2/m`` with dissipativity ``m = lambda/2``), Remark 1
+    ``beta = O(log n)``, and ``T >= Theta((M + lambda)^2 n^2 eps^2 / (lambda beta
+    log(1/delta) L^2))``, i.e. ``eta <= c lambda / (M + lambda)^2`` for an unspecified
+    constant c. With ``M + lambda = M_lam``:
 
-    - ``beta = max(4/lambda, d, ln n)`` unless given;
-    - ``T = ceil(mu^2 n^2 (M + lambda)^2 / (2 beta L^2 lambda))`` (at least 1), so that
-      ``eta <= lambda / (M + lambda)^2``;
-    - if that T exceeds ``max_steps`` and beta was not given, ``T = max_steps`` and beta is
-      raised to ``mu^2 n^2 (M + lambda)^2 / (2 T L^2 lambda)``, which keeps both
-      conditions of Theorem 2 (and ``eta = lambda / (M + lambda)^2``) at bounded cost.
+    1. ``beta = max(4/lambda, d, ln n)`` unless given;
+    2. ``theorem T = ceil(mu^2 n^2 M_lam^2 / (2 beta L^2 lambda))`` (c = 1, so that
+       ``eta <= lambda / M_lam^2``); used as T when it is at most ``max_steps``;
+    3. otherwise the step is enlarged before the temperature is touched: ``T =
+       ceil(mu^2 n^2 M_lam / (2 beta L^2))``, the fewest steps with ``eta <= 1 / M_lam``
+       (the descent-lemma step of the smooth part, as for ``dp_gd``), if that is at most
+       ``max_steps``;
+    4. otherwise ``T = max_steps`` and, unless beta was given, beta is raised to
+       ``mu^2 n^2 M_lam / (2 T L^2)`` so that ``eta = 1 / M_lam`` (a colder chain: less
+       Langevin noise, and the condition ``beta >= max(4/lambda, d)`` still holds).
+
+    Steps 3-4 deviate from Theorem 2 taken with c = 1, on purpose: under a step cap its
+    ``eta <= lambda / M_lam^2`` limits the time travelled to ``T eta <= max_steps lambda /
+    M_lam^2`` -- about 1 for the usual weak regularization (lambda = 1e-3, M ~ 1, 1000
+    steps), so the chain barely left w_0 (earlier versions raised beta at that step size).
+    Reading the theorem's Theta with the constant ``c = M_lam / lambda`` instead keeps
+    its form (T proportional to ``M_lam n^2 eps^2 / (beta log(1/delta) L^2)``) and lets
+    the chain travel ``max_steps / M_lam`` time units. The privacy is unaffected: eta is
+    always solved from the calibrated noise.
     """
     M_lam = loss_smoothness + l2
-    scale = mu_gdp**2 * n * n * M_lam**2 / (2.0 * lipschitz**2 * l2)  # = beta T at eta = lambda/(M+lambda)^2
+    time_beta = mu_gdp**2 * n * n / (2.0 * lipschitz**2)  # = beta T eta, fixed by the budget
     beta = max(4.0 / l2, float(d), math.log(n)) if inverse_temperature is None else inverse_temperature
-    theorem_T = max(1, math.ceil(scale / beta))
+    theorem_T = max(1, math.ceil(time_beta * M_lam**2 / (l2 * beta)))  # eta <= lambda / M_lam^2
     if theorem_T <= max_steps:
         return theorem_T, beta, theorem_T
+    stable_T = max(1, math.ceil(time_beta * M_lam / beta))  # eta <= 1 / M_lam
+    if stable_T <= max_steps:
+        return stable_T, beta, theorem_T
     if inverse_temperature is None:
-        return max_steps, scale / max_steps, theorem_T
+        return max_steps, time_beta * M_lam / max_steps, theorem_T
     return max_steps, beta, theorem_T
 
 
@@ -553,7 +593,8 @@ class LangevinStepWarning(UserWarning):
     source="seed 004 Alg. 1 (Theorems 1-3)",
     paper="Wang, Chen, Xu 2019 (Differentially private ERM with non-convex loss functions)",
     requires=("smooth", "lipschitz", "smooth_regularizer", "unconstrained", "approximate_dp"),
-    gradient_complexity="n T, T = mu_GDP^2 n^2 (M + lambda)^2 / (2 beta L^2 lambda) (Thm 2; capped)",
+    gradient_complexity="n T, T = mu_GDP^2 n^2 (M + lambda)^2 / (2 beta L^2 lambda) (Thm 2); over the cap, "
+                        "the fewest steps with eta <= 1/(M + lambda)",
     summary="gradient Langevin dynamics with the step size solved from the budget (exact GDP)",
 )
 def dp_gld(
@@ -597,9 +638,15 @@ def dp_gld(
     steps : int, optional
         T. Default from Theorem 2 (see :func:`dp_gld_default_schedule`):
         ``T = ceil(mu^2 n^2 (M + lambda)^2 / (2 beta L^2 lambda))``, so that
-        ``eta <= lambda / (M + lambda)^2``; capped at ``max_steps`` (then, unless
-        ``inverse_temperature`` is given, beta is raised to keep
-        ``eta = lambda / (M + lambda)^2``). ``info["theorem_steps"]`` is the uncapped T.
+        ``eta <= lambda / (M + lambda)^2``, when that is at most ``max_steps``.
+        Otherwise (the usual case for small lambda) the step is enlarged up to
+        ``eta <= 1 / (M + lambda)``: ``T = ceil(mu^2 n^2 (M + lambda) / (2 beta L^2))``,
+        and if that too exceeds ``max_steps``, ``T = max_steps`` with beta raised (unless
+        given) so that ``eta = 1 / (M + lambda)``. This deviates from Theorem 2 read
+        with constant 1 (``eta <= lambda / (M + lambda)^2``), which under the step cap
+        left the chain a total time ``T eta`` of about 1 at lambda = 1e-3, so that it
+        barely moved from w_0; the Theta of the theorem leaves the constant open.
+        ``info["theorem_steps"]`` is Theorem 2's T with constant 1.
     inverse_temperature : float, optional
         beta. Default ``max(4/lambda, d, ln n)`` (Theorem 2: ``beta >= max(4/lambda, d)``;
         Remark 1: ``beta = O(log n)``).

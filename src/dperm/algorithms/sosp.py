@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from scipy import optimize
@@ -106,6 +107,7 @@ __all__ = [
 ]
 
 _PHI = 1.0  # approximation factor of the sub-problem solver: exact, so Phi = 1
+_DEFAULT_CANDIDATES = 4  # dp_sosp: default number of candidate iterates K (see its docstring)
 
 
 # ------------------------------------------------------------------ sensitivities, bounds
@@ -465,7 +467,8 @@ def dp_sosp(
     step_size: float | None = None,
     alpha: float | None = None,
     rho: float | None = None,
-    candidates: int | None = None,
+    candidates: int | str | None = None,
+    order: str = "latest",
     phase_split: float = 0.5,
     hessian_share: float | None = None,
     failure_probability: float = 0.05,
@@ -478,7 +481,7 @@ def dp_sosp(
 
     Phase 1 (seed 004 Algorithm 4): ``w_{t+1} = w_t - eta (grad F(w_t) + z_t)``,
     ``z_t ~ N(0, sigma_0^2 I)``, t = 0..T-1, keeping ``w_0, ..., w_T`` (post-processing).
-    Phase 2 (Algorithm 5): for candidates ``w_t`` in increasing t, release
+    Phase 2 (Algorithm 5): for K candidates ``w_t`` (by default the last first), release
     ``g_t = grad F(w_t) + N(0, sigma_1^2 I)`` and ``H_t = grad^2 F(w_t) + E_t`` (E_t
     symmetric, upper triangle i.i.d. ``N(0, sigma_2^2)``), and return the first ``w_t``
     with
@@ -521,19 +524,42 @@ def dp_sosp(
     step_size : float, optional
         eta. Default ``1 / M`` (Theorem 7), M the smoothness of F.
     alpha : float, optional
-        Target accuracy. Default ``max(alpha_thm, alpha_cert)``: ``alpha_thm`` is
-        Theorem 8 solved for alpha with constant 1
-        (:func:`dperm.theory.dp_sosp_accuracy_bound`), and ``alpha_cert`` the smallest
-        alpha whose margins are at most half the thresholds (``tau_g <= alpha/2``,
-        ``tau_H <= sqrt(rho alpha)/2``, mirroring Algorithm 5 which runs phase 1 for an
-        alpha/2-SOSP): below it nothing could be certified. Both are in ``info``.
+        Target accuracy. Default ``alpha_cert``, the smallest *certifiable* alpha: the
+        smallest alpha whose margins are at most half the thresholds (``tau_g <=
+        alpha/2``, ``tau_H <= sqrt(rho alpha)/2``, mirroring Algorithm 5 which runs
+        phase 1 for an alpha/2-SOSP; with the balanced ``hessian_share`` both hold with
+        equality). Below it not even an exact SOSP could be certified; it is a function
+        of n, d, epsilon, delta, L, beta, rho, K and failure_probability only (public).
+        ``alpha_thm``, Theorem 8 solved for alpha with constant 1
+        (:func:`dperm.theory.dp_sosp_accuracy_bound`), is reported in ``info`` and sets
+        the default T, but no longer enters the default alpha: its constant is
+        arbitrary, and earlier versions took ``max(alpha_thm, alpha_cert)`` with
+        ``alpha_cert`` computed for all T + 1 candidates, which gave alphas so large
+        (e.g. 0.98 on the 10%-outlier BIKE benchmark at epsilon 0.1, Hessian threshold
+        -2.8 below the loss's own smoothness -1) that the starting point w_0 = 0
+        qualified and was returned. With the default K = 4 the same problem gets
+        alpha ~ 0.095 (threshold ~ -0.87).
     rho : float, optional
         Hessian-Lipschitz constant of the definition. Default the problem's
         ``rho_phi R^3``; if that is 0 (a quadratic loss, where any rho >= 0 is valid) the
         smoothness M.
-    candidates : int, optional
-        K. Default: all T + 1 iterates (Algorithm 5). An int selects K iterates evenly
-        spaced in 0..T (the last included), fixed before any data is touched.
+    candidates : int or "all", optional
+        K. An int selects K iterates evenly spaced in 0..T (both ends included), fixed
+        before any data is touched; ``"all"``: all T + 1 iterates, as Algorithm 5.
+        Default 4 (a deviation from Algorithm 5, public and data independent): phase 2
+        splits its budget over the K candidates, so each noisy gradient's std grows
+        like ``sqrt(K)`` and ``alpha_cert`` like ``sqrt(K)`` (gradient margin) to ``K``
+        (Hessian margin, through ``tau_H^2 / rho``). Checking every iterate (K up to
+        1001) made ``alpha_cert`` 10-100 times larger than at K = 4, and the thresholds
+        vacuous. K = 4 costs a factor of about 2 over a single candidate (K = 1) and
+        keeps a few chances should the last iterate be in the middle of a saddle
+        escape.
+    order : {"latest", "earliest"}, default "latest"
+        The order in which the candidates are examined; the first certified one is
+        returned. Algorithm 5 goes forward in t ("earliest"); by default dperm examines
+        the last iterate first, because noisy GD decreases F on average, so the latest
+        certified iterate is expected to be the best one. Neither privacy (every
+        candidate's releases are accounted) nor the certificate depends on the order.
     phase_split : float in (0, 1), default 0.5
         Fraction of mu^2 spent on phase 1 (Algorithm 5 gives each phase half the budget).
     hessian_share : float in (0, 1), optional
@@ -590,10 +616,14 @@ def dp_sosp(
         theorem_T = max(1, math.ceil(2.0 * M * B / alpha_thm**2))
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     eta = 1.0 / M if step_size is None else check_step_size(step_size)
-    if candidates is None:
+    if order not in ("latest", "earliest"):
+        raise ValueError(f"order must be 'latest' or 'earliest', got {order!r}")
+    if isinstance(candidates, str):
+        if candidates != "all":
+            raise ValueError(f"candidates must be an int, 'all' or None, got {candidates!r}")
         indices = np.arange(T + 1)
     else:
-        K_req = check_steps("candidates", candidates)
+        K_req = _DEFAULT_CANDIDATES if candidates is None else check_steps("candidates", candidates)
         indices = np.unique(np.floor(np.linspace(0, T, min(K_req, T + 1)) + 0.5).astype(int))
         indices[-1] = T
     K = int(indices.size)
@@ -616,7 +646,7 @@ def dp_sosp(
         x = (-Bq + math.sqrt(Bq * Bq + A * mu_cand**2)) / (2.0 * A) if A > 0 else mu_cand**2 / (4.0 * Bq)
         alpha_cert = 1.0 / x
     if alpha is None:
-        alpha = max(alpha_thm, alpha_cert)
+        alpha = alpha_cert
     else:
         alpha = _positive("alpha", alpha)
     threshold = math.sqrt(rho * alpha)
@@ -637,7 +667,7 @@ def dp_sosp(
     # Phase 2: private certified selection.
     status, selected, cert_g, cert_lam = "not found", None, None, None
     examined = hessians = 0
-    for t in indices:
+    for t in (indices[::-1] if order == "latest" else indices):
         w = iterates[int(t)]
         examined += 1
         g = problem.gradient(w) + rng.normal(0.0, sigma1, size=d)
@@ -659,7 +689,7 @@ def dp_sosp(
         privacy_spent=spent,
         algorithm=name,
         hyperparameters={
-            "steps": T, "step_size": eta, "alpha": alpha, "rho": rho, "candidates": K,
+            "steps": T, "step_size": eta, "alpha": alpha, "rho": rho, "candidates": K, "order": order,
             "phase_split": split, "hessian_share": share, "failure_probability": zeta, "loss_bound": B,
         },
         noise={
@@ -709,7 +739,7 @@ def dp_gd_so(
     theta: float | None = None,
     linear_slack: float | None = None,
     rho: float | None = None,
-    hessian_share: float = 0.5,
+    hessian_share: float | None = None,
     failure_probability: float = 0.05,
     loss_bound: float | None = None,
     max_steps: int = 1000,
@@ -737,8 +767,8 @@ def dp_gd_so(
     Privacy: T gradient releases (sensitivity ``2L/n``) and at most T Hessian releases
     (sensitivity ``2 beta / n`` of the upper triangle, module notes), all accounted:
     ``mu^2 = T (2L/(n sigma_1))^2 + T (2 beta/(n sigma_2))^2`` with ``hessian_share`` of
-    mu^2 for the Hessians (Theorem 9's sigma_1^2 and sigma_2^2 are both ``~ T /
-    (n eps)^2``: an equal split). Reported spend = the budget, whatever the stopping time.
+    mu^2 for the Hessians (by default the share balancing the two noise conditions, see
+    ``hessian_share``). Reported spend = the budget, whatever the stopping time.
 
     Parameters
     ----------
@@ -754,14 +784,28 @@ def dp_gd_so(
         ``>= 5 Phi^3 alpha^1.5 / (144 sqrt(rho) D^6)`` (descent lemma and the cubic
         bound of rho-Hessian-Lipschitz F), which is Theorem 9's
         ``T = O(max(D^2 M B / alpha^2, B rho^{1/2} D^6 / (Phi^3 alpha^{3/2})))`` with
-        explicit constants. Computed at ``alpha_thm``; the uncapped value is in ``info``.
+        explicit constants. Computed at the alpha in use (given or default, see
+        below); the uncapped value is in ``info["theorem_steps"]``.
     alpha : float, optional
-        Default ``max(alpha_thm, alpha_noise)``: ``alpha_thm`` from Theorem 9 (Remark 3)
-        solved for alpha with constant 1 (:func:`dperm.theory.dp_sosp_constrained_sample_complexity`);
-        ``alpha_noise`` the smallest alpha for which, with probability
-        ``1 - failure_probability`` over all T steps, the gradient noise moves the
-        Frank-Wolfe gap test by at most alpha/4 (``tau_g D``) and the Hessian noise moves
-        the curvature test by at most ``Phi gamma / 4`` (``||E||_op D^2``).
+        Default: the smallest alpha with ``alpha >= alpha_noise(T(alpha))``, where
+        ``T(alpha) = min(max_steps, Theorem 9's T at alpha)`` and ``alpha_noise(T)`` is
+        the smallest alpha for which, with probability ``1 - failure_probability`` over
+        all T steps, the gradient noise moves the Frank-Wolfe gap test by at most alpha/4
+        (``tau_g D``) and the Hessian noise moves the curvature test by at most
+        ``Phi gamma / 4`` (``||E||_op D^2``), i.e. Theorem 9's noise conditions with
+        explicit constants. alpha_noise grows with T (the noise std with sqrt(T)) and
+        T(alpha) falls with alpha, so this is a one-dimensional root (bisection); T and
+        alpha are then consistent, and the default T is ``T(alpha)``. Earlier versions
+        fixed T at Theorem 9's T for ``alpha_thm`` (Remark 3 with constant 1, still in
+        ``info["theorem_alpha"]``), usually the cap of 1000 steps, and took
+        ``max(alpha_thm, alpha_noise(1000))``: 10 to 100 times larger. Honest caveat:
+        the curvature test compares ``(u - w)^T H (u - w)`` over a set of diameter D
+        with ``sqrt(rho alpha)``, so the Hessian noise enters alpha as ``||E||^2
+        D^4 / rho``; at the benchmark's (n, epsilon, D) the noise-consistent alpha still
+        exceeds ``2 L D``, where the Frank-Wolfe gap test cannot trigger, and a start
+        that is not a strong saddle stops at once. When even the curvature test is
+        vacuous (``Phi sqrt(rho alpha) / 2 >= M D^2``) a UserWarning says so and
+        ``info["vacuous_curvature_test"]`` is True.
     step_size : float, optional
         eta of the Frank-Wolfe step. Default ``alpha / (2 D^2 M)`` (Theorem 9).
     theta : float, optional
@@ -772,10 +816,14 @@ def dp_gd_so(
         second-order step decreases F by at least ``5 theta Phi^2 gamma^2 / (72 rho D^3)``.
     rho : float, optional
         Hessian-Lipschitz constant (default the problem's; M if that is 0).
-    hessian_share : float in (0, 1), default 0.5
-        Fraction of mu^2 spent on the Hessian releases.
+    hessian_share : float in (0, 1), optional
+        Fraction of mu^2 spent on the Hessian releases. Default: the share that balances
+        the gradient and Hessian terms of ``alpha_noise`` (it minimizes their maximum; a
+        public choice). Theorem 9's sigma_1^2 and sigma_2^2 are both ``~ T / (n
+        eps)^2`` (0.5, the earlier default), but the Hessian term dominates by orders of
+        magnitude, so the balanced share is close to 1.
     failure_probability : float, default 0.05
-        xi of Theorem 9's default alpha and of ``alpha_noise``.
+        xi of ``alpha_noise`` (and of ``info["theorem_alpha"]``).
     loss_bound : float, optional
         B for the default T (default: from the loss's public bounds; required for a custom
         loss unless steps is given).
@@ -809,27 +857,79 @@ def dp_gd_so(
     D = 2.0 * R
     rho = (rho_problem if rho_problem > 0 else M) if rho is None else _positive("rho", rho)
     xi = _check_probability("failure_probability", failure_probability)
-    share = _check_fraction_open("hessian_share", hessian_share)
+    if hessian_share is not None:
+        hessian_share = _check_fraction_open("hessian_share", hessian_share)
     w = initial_point(problem, init)
     B = _objective_range(problem, w, loss_bound)
     dg, dh = problem.gradient_sensitivity(), hessian_sensitivity(problem)
+    cap = check_steps("max_steps", max_steps)
+    if steps is not None:
+        steps = check_steps("steps", steps)
+    if alpha is not None:
+        alpha = _positive("alpha", alpha)
 
     alpha_thm = math.sqrt(theory.dp_sosp_constrained_sample_complexity(
         1.0, d, budget.epsilon, budget.delta, failure_probability=xi) / n)
     if B is None and steps is None:
         _need_bound(name, problem, "steps")
-    theorem_T = None if B is None else max(1, math.ceil(
-        8.0 * D * D * M * B / alpha_thm**2 + 144.0 * B * math.sqrt(rho) * D**6 / (5.0 * _PHI**3 * alpha_thm**1.5)))
-    T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
-
     mu = gaussian_dp_mu(budget.epsilon, budget.delta)
+
+    def steps_for(a: float) -> int:  # Theorem 9's T at accuracy a, explicit constants
+        return max(1, math.ceil(8.0 * D * D * M * B / a**2 + 144.0 * B * math.sqrt(rho) * D**6 / (5.0 * _PHI**3 * a**1.5)))
+
+    def noise_alpha(T_: int) -> tuple[float, float]:
+        """(alpha_noise, hessian share) for T_ steps: the share given, or the balanced one."""
+        p_ = xi / (2.0 * T_)
+        a = 4.0 * D * gaussian_norm_bound(math.sqrt(T_) * dg / mu, d, p_)  # gradient term at share 0
+        b = 16.0 * (symmetric_noise_eigenvalue_bound(math.sqrt(T_) * dh / mu, d, p_ / 2.0) * D * D) ** 2 / (_PHI**2 * rho)
+        if hessian_share is not None:
+            sh = hessian_share
+        elif a > 0 and b > 0:  # a / sqrt(1 - s) = b / s
+            sh = (-b * b + math.sqrt(b**4 + 4.0 * a * a * b * b)) / (2.0 * a * a)
+        else:
+            sh = 0.5
+        sh = min(max(sh, 1e-12), 1.0 - 1e-12)
+        return max(a / math.sqrt(1.0 - sh), b / sh), sh
+
+    theorem_T = None
+    if steps is not None:
+        T = steps
+        if B is not None:
+            theorem_T = steps_for(alpha if alpha is not None else noise_alpha(T)[0])
+    elif alpha is not None:
+        theorem_T = steps_for(alpha)
+        T = min(theorem_T, cap)
+    else:
+        # The smallest alpha with alpha >= alpha_noise(T(alpha)), T(alpha) = min(cap, Theorem 9's T):
+        # alpha_noise grows with T and T(alpha) falls with alpha, so the gap is increasing.
+        lo, hi = noise_alpha(1)[0], noise_alpha(cap)[0]  # gap <= 0 at lo, >= 0 at hi
+        if lo < hi:
+            for _ in range(200):
+                mid = math.sqrt(lo * hi)
+                if mid - noise_alpha(min(cap, steps_for(mid)))[0] >= 0:
+                    hi = mid
+                else:
+                    lo = mid
+                if hi <= lo * (1.0 + 1e-12):
+                    break
+        theorem_T = steps_for(hi)
+        T = min(theorem_T, cap)
+    alpha_noise, share = noise_alpha(T)
+    if alpha is None:
+        alpha = alpha_noise
+
     sigma1 = math.sqrt(T) * dg / (mu * math.sqrt(1.0 - share))
     sigma2 = math.sqrt(T) * dh / (mu * math.sqrt(share))
-    p = xi / (2.0 * T)
-    tau_g = gaussian_norm_bound(sigma1, d, p)
-    tau_op = symmetric_noise_eigenvalue_bound(sigma2, d, p / 2.0)
-    alpha_noise = max(4.0 * D * tau_g, 16.0 * (tau_op * D * D) ** 2 / (_PHI**2 * rho))
-    alpha = max(alpha_thm, alpha_noise) if alpha is None else _positive("alpha", alpha)
+    vacuous = _PHI * math.sqrt(rho * alpha) / 2.0 >= problem.smoothness * D * D
+    if vacuous:
+        warnings.warn(
+            f"{name}: alpha={alpha:.3g} makes the curvature test vacuous (Phi sqrt(rho alpha) / 2 >= M D^2 = "
+            f"{problem.smoothness * D * D:.3g}): up to the noise every point passes it, so status 'found' certifies "
+            "nothing of second order. The default alpha is the smallest the noise allows; more data, a larger "
+            "epsilon or a smaller radius make it meaningful.",
+            UserWarning,
+            stacklevel=2,
+        )
     gamma = math.sqrt(rho * alpha)
     eta = min(1.0, alpha / (2.0 * D * D * M)) if step_size is None else check_step_size(step_size)
     theta = min(1.0, _PHI * gamma / (2.0 * rho * D**3)) if theta is None else _positive("theta", theta)
@@ -887,5 +987,6 @@ def dp_gd_so(
             "status": status, "frank_wolfe_steps": fw_steps, "second_order_steps": so_steps,
             "last_quadratic_value": last_q, "curvature_threshold": -_PHI * gamma / 2.0,
             "theorem_alpha": alpha_thm, "noise_alpha": alpha_noise, "theorem_steps": theorem_T,
+            "vacuous_curvature_test": vacuous,
         },
     )
