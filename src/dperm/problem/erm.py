@@ -309,7 +309,8 @@ class ERMProblem:
         if sp.issparse(X):
             H = np.asarray((X.T @ sp.diags(curv) @ X).todense())
         else:
-            H = (X.T * curv) @ X
+            # In X's own precision: one GEMM (a float64 curvature would upcast X).
+            H = X.T @ (X * curv.astype(X.dtype)[:, None])
         return np.asarray(H, dtype=np.float64) / self.n_samples + self.regularizer.l2 * np.eye(self.n_features)
 
     # -- optimality ---------------------------------------------------------------
