@@ -13,7 +13,8 @@ rule   problem (and budget)                                              algorit
 1      non-convex loss                                                   ``dp_gd``
 2      strongly convex, smooth loss and regularizer, no constraint        ``objective_perturbation``
 3      strongly convex, smooth loss                                       ``output_perturbation``
-4      l1 part, strongly convex, smooth loss, delta > 0                   ``dp_svrg``
+4      l1 part, strongly convex, smooth loss, delta > 0, inner noise      ``dp_svrg``
+       within the Prox-SVRG contraction (``dp_svrg_plan``)
 5      L1-ball constraint, d > n, smooth loss, delta > 0                  ``dp_fw_l1``
 6      convex, smooth loss, bounded constraint, d > n, delta > 0          ``dp_accmd``
 7      convex, smooth loss                                                ``gd_output_perturbation``
@@ -39,6 +40,17 @@ def _strongly_convex_smooth(p, b) -> bool:
     return p.is_convex and p.is_smooth and p.strong_convexity > 0
 
 
+def _svrg_contracts(p, b) -> bool:
+    """dp_svrg's default plan keeps its inner noise within what the Prox-SVRG contraction
+    tolerates (otherwise it warns and may drift; the next rules take over)."""
+    from .svrg import dp_svrg_plan
+
+    try:
+        return b.delta > 0 and dp_svrg_plan(p, b).noise_term < 1.0
+    except ValueError:
+        return False
+
+
 AUTO_RULES: tuple[tuple[str, Callable, str], ...] = (
     ("dp_gd", lambda p, b: not p.is_convex, "non-convex loss: noisy gradient descent"),
     (
@@ -53,7 +65,7 @@ AUTO_RULES: tuple[tuple[str, Callable, str], ...] = (
     ),
     (
         "dp_svrg",
-        lambda p, b: _strongly_convex_smooth(p, b) and not p.regularizer.is_smooth,
+        lambda p, b: _strongly_convex_smooth(p, b) and not p.regularizer.is_smooth and _svrg_contracts(p, b),
         "strongly convex with an l1 part: proximal DP-SVRG",
     ),
     (

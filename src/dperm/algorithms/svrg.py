@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +46,8 @@ from ._common import check_step_size, check_steps, initial_point, projection_of,
 from .registry import register
 
 __all__ = ["dp_svrg", "dp_svrg_pp", "prox_svrg_inner_steps", "prox_svrg_rate", "minibatch_variance_factor",
-           "svrg_default_epochs", "inner_noise_contraction_term", "SVRGNoiseWarning"]
+           "svrg_default_epochs", "inner_noise_contraction_term", "SVRGNoiseWarning", "SVRGPlan",
+           "dp_svrg_plan"]
 
 _BLOCK = 512
 
@@ -230,6 +232,48 @@ def _privacy_ratio(n: int, d: int, budget: PrivacyBudget) -> float:
     return (n * budget.epsilon) ** 2 / (d * math.log(1.0 / budget.delta))
 
 
+class SVRGPlan(NamedTuple):
+    """The hyper-parameters dp_svrg runs with, and its inner-noise diagnostic."""
+
+    step_size: float
+    inner_steps: int
+    epochs: int
+    batch_size: int
+    noise_term: float
+
+
+def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, inner_steps=None, epochs=None,
+                 batch_size=None, sampling: str = "poisson", snapshot_share: float = 0.8,
+                 epoch_rate: float = 0.25) -> SVRGPlan:
+    """dp_svrg's defaults for ``problem`` and ``budget`` (see :func:`dp_svrg`), computed
+    from public quantities only, without running anything: ``solver="auto"`` uses
+    ``noise_term`` to pass over dp_svrg where its contraction is not guaranteed."""
+    n, d = problem.n_samples, problem.n_features
+    beta, mu = problem.smoothness, problem.strong_convexity
+    eta = 1.0 / (12.0 * beta) if step_size is None else check_step_size(step_size)
+    b = max(1, round(math.sqrt(n))) if batch_size is None else check_steps("batch_size", batch_size)
+    if sampling not in ("poisson", "without_replacement"):
+        raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
+    if not (0.0 < snapshot_share < 1.0):
+        raise ValueError(f"snapshot_share must be in (0, 1), got {snapshot_share}")
+    if not (0.0 < epoch_rate < 1.0):
+        raise ValueError(f"epoch_rate must be in (0, 1), got {epoch_rate}")
+    alpha = minibatch_variance_factor(n, min(b, n), sampling)
+    if inner_steps is None:
+        m = prox_svrg_inner_steps(eta, mu, beta, rate=epoch_rate, variance_factor=alpha)
+    else:
+        m = check_steps("inner_steps", inner_steps)
+    mu_gdp = gaussian_dp_mu(budget.epsilon, budget.delta)
+    if epochs is None:
+        rate = min(prox_svrg_rate(eta, mu, beta, m, alpha), 0.99)
+        epochs = svrg_default_epochs(rate, n, d, math.sqrt(snapshot_share) * mu_gdp)
+    T = check_steps("epochs", epochs)
+    noise_term = inner_noise_contraction_term(
+        n=n, d=d, batch_size=min(b, n), steps=T * m, step_size=eta, mu=mu, beta=beta,
+        loss_smoothness=problem.constants.loss_smoothness, inner_gdp_mu=math.sqrt(1.0 - snapshot_share) * mu_gdp)
+    return SVRGPlan(eta, m, T, b, noise_term)
+
+
 @register(
     "dp_svrg",
     setting="strongly convex F (prox for l1 / l2 / elastic net), smooth convex loss",
@@ -319,36 +363,16 @@ def dp_svrg(
     A proximal stochastic gradient method with progressive variance reduction, 2014.
     """
     rng = start("dp_svrg", problem, budget, rng)
-    n, d = problem.n_samples, problem.n_features
-    beta, mu = problem.smoothness, problem.strong_convexity
-    eta = 1.0 / (12.0 * beta) if step_size is None else check_step_size(step_size)
-    b = max(1, round(math.sqrt(n))) if batch_size is None else check_steps("batch_size", batch_size)
-    if sampling not in ("poisson", "without_replacement"):
-        raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
-    if not (0.0 < snapshot_share < 1.0):
-        raise ValueError(f"snapshot_share must be in (0, 1), got {snapshot_share}")
-    if not (0.0 < epoch_rate < 1.0):
-        raise ValueError(f"epoch_rate must be in (0, 1), got {epoch_rate}")
-    alpha = minibatch_variance_factor(n, min(b, n), sampling)
-    if inner_steps is None:
-        m = prox_svrg_inner_steps(eta, mu, beta, rate=epoch_rate, variance_factor=alpha)
-    else:
-        m = check_steps("inner_steps", inner_steps)
-    if epochs is None:
-        rate = min(prox_svrg_rate(eta, mu, beta, m, alpha), 0.99)
-        snapshot_mu = math.sqrt(snapshot_share) * gaussian_dp_mu(budget.epsilon, budget.delta)
-        epochs = svrg_default_epochs(rate, n, d, snapshot_mu)
-    T = check_steps("epochs", epochs)
-    noise_term = inner_noise_contraction_term(
-        n=n, d=d, batch_size=min(b, n), steps=T * m, step_size=eta, mu=mu, beta=beta,
-        loss_smoothness=problem.constants.loss_smoothness,
-        inner_gdp_mu=math.sqrt(1.0 - snapshot_share) * gaussian_dp_mu(budget.epsilon, budget.delta))
-    if noise_term >= 1.0:
+    plan = dp_svrg_plan(problem, budget, step_size=step_size, inner_steps=inner_steps, epochs=epochs,
+                        batch_size=batch_size, sampling=sampling, snapshot_share=snapshot_share,
+                        epoch_rate=epoch_rate)
+    eta, m, T, b = plan.step_size, plan.inner_steps, plan.epochs, plan.batch_size
+    if plan.noise_term >= 1.0:
         warnings.warn(
-            f"dp_svrg: at epsilon={budget.epsilon:g} and strong convexity mu={mu:g} the inner-step noise "
-            f"outweighs the Prox-SVRG contraction (noise term {noise_term:.3g} >= 1), so the iterates may "
-            "drift and the result can be worse than the starting point. Prefer objective_perturbation, "
-            "output_perturbation or dp_sgd here, or a larger epsilon / regularization.",
+            f"dp_svrg: at epsilon={budget.epsilon:g} and strong convexity mu={problem.strong_convexity:g} the "
+            f"inner-step noise outweighs the Prox-SVRG contraction (noise term {plan.noise_term:.3g} >= 1), so "
+            "the iterates may drift and the result can be worse than the starting point. Prefer "
+            "objective_perturbation, output_perturbation or dp_sgd here, or a larger epsilon / regularization.",
             SVRGNoiseWarning, stacklevel=2)
     return _run(problem, budget, rng, name="dp_svrg", epoch_lengths=[m] * T, restart_from_snapshot=True,
                 step_size=eta, batch_size=b, sampling=sampling, snapshot_share=snapshot_share, init=init)
