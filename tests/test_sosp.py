@@ -224,7 +224,7 @@ def test_dp_gd_so_converges_at_large_epsilon_and_stays_in_the_ball(radius, alpha
     assert composed_epsilon(fit) == pytest.approx(1e6, rel=1e-9)
 
 
-@pytest.mark.filterwarnings("ignore:dp_gd_so. alpha=.*vacuous:UserWarning")
+@pytest.mark.filterwarnings("ignore:dp_gd_so. .*vacuous:UserWarning")
 def test_dp_gd_so_accounts_every_possible_release():
     _, problem = saddle(n=100, constraint=("l2_ball", 1.0))
     budget = PrivacyBudget(0.5, 1e-6)
@@ -238,31 +238,91 @@ def test_dp_gd_so_accounts_every_possible_release():
     assert fit.privacy_spent.delta == 1e-6
 
 
-def test_dp_gd_so_default_alpha_and_steps_are_consistent():
-    # Default: the smallest alpha >= alpha_noise(T(alpha)), T(alpha) = min(cap, Theorem 9's T),
-    # with the balanced Hessian share; earlier: T at the cap and alpha_noise(cap) at share 0.5.
+def test_dp_gd_so_default_thresholds_and_steps_are_consistent():
+    # Default: separate thresholds alpha = 4 m_g, gamma = 4 m_H / Phi at the T they imply, and
+    # T the smallest T >= min(cap, Theorem 9's T at (alpha, gamma)).
     _, problem = saddle(n=20000, constraint=("l2_ball", 0.5))
     budget = PrivacyBudget(4.0, 1e-5)
     fit = sosp.dp_gd_so(problem, budget, rng=0)
     hp, info = fit.hyperparameters, fit.info
-    T, alpha = hp["steps"], hp["alpha"]
-    assert T == min(1000, info["theorem_steps"])
-    assert alpha == info["noise_alpha"]
-    # The noise conditions hold at (T, alpha) and the noise scales are the accounted ones.
-    n, d, D, rho = problem.n_samples, problem.n_features, 1.0, problem.constants.hessian_lipschitz
+    T, alpha, gamma = hp["steps"], hp["alpha"], hp["gamma"]
+    assert (info["first_order_threshold"], info["second_order_threshold"]) == (alpha, gamma)
+    assert (alpha, gamma) == (info["noise_alpha"], info["noise_gamma"])
+    n, d, D, M, rho = problem.n_samples, problem.n_features, 1.0, problem.smoothness, problem.constants.hessian_lipschitz
+    B = problem.loss.c**2 / 6
+    T9 = math.ceil(8 * D * D * M * B / alpha**2 + 144 * B * rho**2 * D**6 / (5 * gamma**3))
+    assert info["theorem_steps"] == T9 and T == min(1000, T9)
+    # The noise margins, recomputed from the accounted noise scales, are a quarter of the thresholds.
     grads, hessians = fit.noise["phases"]
     p = 0.05 / (2 * T)
-    assert 4 * D * sosp.gaussian_norm_bound(grads["scale"], d, p) <= alpha * (1 + 1e-9)
-    assert 16 * (sosp.symmetric_noise_eigenvalue_bound(hessians["scale"], d, p / 2) * D * D) ** 2 / rho <= alpha * (1 + 1e-9)
+    m_g = D * sosp.gaussian_norm_bound(grads["scale"], d, p)
+    m_h = D * D * sosp.symmetric_noise_eigenvalue_bound(hessians["scale"], d, p / 2)
+    assert (info["gradient_noise_margin"], info["curvature_noise_margin"]) == pytest.approx((m_g, m_h), rel=1e-12)
+    assert 4 * m_g == pytest.approx(alpha, rel=1e-9) and 4 * m_h == pytest.approx(gamma, rel=1e-9)
+    # The balanced share: both margins the same fraction of their vacuous levels 2 L D, 2 M D^2.
+    assert m_g / (2 * problem.lipschitz * D) == pytest.approx(m_h / (2 * M * D * D), rel=1e-9)
     assert composed_epsilon(fit) == pytest.approx(4.0, rel=1e-9)
-    # Smaller than the old default (T at the cap, equal split).
-    old = sosp.dp_gd_so(problem, budget, rng=0, steps=1000, hessian_share=0.5)
-    assert alpha < old.hyperparameters["alpha"]
-    assert not info["vacuous_curvature_test"]
-    # A vacuous curvature test is flagged.
+    assert not info["vacuous_gradient_test"] and not info["vacuous_curvature_test"]
+    # The paper's special case gamma = sqrt(rho alpha) when only alpha is given (backward compatible).
+    given = sosp.dp_gd_so(problem, budget, rng=0, alpha=0.05)
+    assert given.hyperparameters["gamma"] == pytest.approx(math.sqrt(rho * 0.05))
+    assert given.hyperparameters["steps"] == min(1000, given.info["theorem_steps"])
+    # gamma alone: alpha stays noise-determined at the T the pair implies.
+    only_gamma = sosp.dp_gd_so(problem, budget, rng=0, gamma=0.3)
+    assert only_gamma.hyperparameters["gamma"] == 0.3
+    assert only_gamma.hyperparameters["alpha"] == pytest.approx(4 * only_gamma.info["gradient_noise_margin"], rel=1e-9)
+    with pytest.raises(ValueError, match="gamma"):
+        sosp.dp_gd_so(problem, budget, rng=0, gamma=0.0)
+    # A vacuous test is flagged.
     with pytest.warns(UserWarning, match="vacuous"):
         tiny = sosp.dp_gd_so(problem, budget, rng=0, alpha=10.0)
-    assert tiny.info["vacuous_curvature_test"]
+    assert tiny.info["vacuous_curvature_test"] and tiny.info["vacuous_gradient_test"]
+
+
+def test_dp_gd_so_default_first_order_threshold_is_not_vacuous_at_benchmark_size():
+    # A BIKE-sized robust regression (n = 13903, d = 59, biweight c = 1, ball of radius 3,
+    # epsilon = 1). With one threshold for both tests (gamma = sqrt(rho alpha)) the Hessian
+    # noise alone forces alpha >= 16 m_H^2 / rho, far above 2 L D (earlier default: 138).
+    rng = np.random.default_rng(0)
+    n, d, R = 13903, 59, 3.0
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X @ rng.normal(size=d) / 3 + 0.1 * rng.normal(size=n), -1, 1)
+    problem = ERMProblem(X, y, dperm.losses.Biweight(1.0), ("l2", 1e-3), ("l2_ball", R), label_bound=1.0)
+    fit = sosp.dp_gd_so(problem, PrivacyBudget(1.0, 1e-5), rng=0)
+    alpha, info = fit.hyperparameters["alpha"], fit.info
+    L, D, rho = problem.lipschitz, 2 * R, problem.constants.hessian_lipschitz
+    assert alpha < 2 * L * D / 2  # with room: the first-order test can fire
+    assert not info["vacuous_gradient_test"] and not info["vacuous_curvature_test"]
+    assert 16 * info["curvature_noise_margin"] ** 2 / rho > 10 * 2 * L * D  # the single-threshold form would be vacuous
+    assert info["stopped_by"] in ("second_order_test", "max_steps")
+
+
+def test_dp_gd_so_default_thresholds_escape_the_saddle_at_large_epsilon():
+    # The start is the strict saddle; with the default (alpha, gamma) the run leaves it and
+    # stops at a point that is an (alpha, gamma)-SOSP in the ball, with certified bounds that
+    # bound the true values. (With the single threshold of earlier versions this run ended
+    # "not found" after 1000 steps; at epsilon 20 it stopped at |w| = 0.05, near the saddle.)
+    bunch, problem = saddle(n=20000, constraint=("l2_ball", 1.0))
+    assert utility.frank_wolfe_gap(problem, bunch.saddle_point) < 1e-12
+    fit = sosp.dp_gd_so(problem, PrivacyBudget(50.0, 1e-5), rng=0, init=bunch.saddle_point)
+    hp, info = fit.hyperparameters, fit.info
+    alpha, gamma = hp["alpha"], hp["gamma"]
+    assert info["status"] == "found" and info["stopped_by"] == "second_order_test"
+    assert info["second_order_steps"] >= 1 and info["frank_wolfe_steps"] >= 1
+    w = fit.coef
+    assert np.linalg.norm(w) > 0.5 and np.linalg.norm(w) <= 1.0 * (1 + 1e-12)
+    assert problem.objective(w) < bunch.objective_value - 0.01
+    assert alpha < 2 * problem.lipschitz * 2.0 and gamma / 2 < problem.smoothness * 4.0  # neither test vacuous
+    # Certificates (the high-probability event): true gap and true curvature on the set.
+    gap = utility.frank_wolfe_gap(problem, w)
+    assert -gap >= info["certified_gap"] >= -alpha
+    assert info["last_gap"] >= info["gap_threshold"] == -alpha / 2
+    _, value = sosp.ball_halfspace_quadratic(problem.hessian(w), w, problem.gradient(w), hp["linear_slack"], 1.0)
+    assert value >= -gamma
+    assert info["last_quadratic_value"] > info["curvature_threshold"] == -gamma / 2
+    assert info["certified_curvature"] >= -gamma
+    assert utility.smallest_hessian_eigenvalue(problem, w) > 0  # in fact a local minimum
 
 
 def test_dp_gd_so_default_step_sizes_follow_theorem_9():
@@ -274,6 +334,12 @@ def test_dp_gd_so_default_step_sizes_follow_theorem_9():
     assert hp["step_size"] == pytest.approx(0.05 / (2 * D * D * M))
     assert hp["theta"] == pytest.approx(gamma / (2 * rho * D**3))
     assert hp["linear_slack"] == pytest.approx(gamma**2 / (72 * rho * D**3))
+    assert hp["gamma"] == pytest.approx(gamma)
+    # An explicit gamma replaces sqrt(rho alpha) in theta and r (footnote 6's general form).
+    fit = sosp.dp_gd_so(problem, PrivacyBudget(1.0, 1e-5), rng=0, alpha=0.05, gamma=0.2)
+    assert fit.hyperparameters["theta"] == pytest.approx(0.2 / (2 * rho * D**3))
+    assert fit.hyperparameters["linear_slack"] == pytest.approx(0.2**2 / (72 * rho * D**3))
+    assert fit.info["curvature_threshold"] == -0.1
 
 
 # ---------------------------------------------------------- Hessian noise and sensitivity

@@ -724,7 +724,7 @@ def dp_sosp(
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
     requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer", "approximate_dp"),
     gradient_complexity="n T gradients and up to T Hessians, T = 8 D^2 M B / alpha^2 + "
-                        "144 B sqrt(rho) D^6 / (5 alpha^1.5) (capped by max_steps)",
+                        "144 B rho^2 D^6 / (5 gamma^3) (capped by max_steps)",
     summary="noisy Frank-Wolfe with second-order escape steps over the L2 ball: noisy gradient, "
             "noisy symmetric Hessian, exact ball-and-halfspace quadratic sub-problem",
 )
@@ -735,6 +735,7 @@ def dp_gd_so(
     rng=None,
     steps: int | None = None,
     alpha: float | None = None,
+    gamma: float | None = None,
     step_size: float | None = None,
     theta: float | None = None,
     linear_slack: float | None = None,
@@ -748,27 +749,50 @@ def dp_gd_so(
 ) -> PrivateFit:
     """Private second-order method over an L2 ball (seed 004 Algorithm 6, DP-GD-SO).
 
-    For t = 1..T with the noisy gradient ``g_t = grad F(w_t) + N(0, sigma_1^2 I)``:
+    Targets an (alpha, gamma)-second-order stationary point in C, the general form of
+    seed 004's footnote 6 ((epsilon, gamma)-SOSP of Ge et al. 2015; Mokhtari et al.
+    2018's (epsilon_g, epsilon_H)) applied to Definition 10: ``grad F(w)^T (u - w) >=
+    -alpha`` for all u in C, and ``(u - w)^T grad^2 F(w) (u - w) >= -gamma`` for the
+    feasible u orthogonal to the gradient. Definition 10 is the special case
+    ``gamma = sqrt(rho alpha)``. For t = 1..T with the noisy gradient
+    ``g_t = grad F(w_t) + N(0, sigma_1^2 I)``:
 
     1. ``v_t = argmin_{v in C} g_t^T v = -R g_t / ||g_t||``;
-    2. if ``g_t^T (v_t - w_t) < -alpha / 2``: Frank-Wolfe step
+    2. if ``g_t^T (v_t - w_t) < -alpha / 2`` (first-order test): Frank-Wolfe step
        ``w_{t+1} = (1 - eta) w_t + eta v_t``;
     3. else release ``H_t = grad^2 F(w_t) + E_t`` (E_t symmetric, upper triangle i.i.d.
        ``N(0, sigma_2^2)``) and solve ``u_t = argmin (u - w_t)^T H_t (u - w_t)`` over
        ``||u|| <= R, g_t^T (u - w_t) <= r`` exactly (:func:`ball_halfspace_quadratic`,
        so the paper's approximation factor is Phi = 1); if ``q(u_t) <= -Phi gamma / 2``
-       with ``gamma = sqrt(rho alpha)`` take ``w_{t+1} = (1 - theta) w_t + theta u_t``,
-       else stop and return ``w_t`` (``info["status"] = "found"``).
+       (second-order test) take ``w_{t+1} = (1 - theta) w_t + theta u_t``, else stop and
+       return ``w_t`` (``info["status"] = "found"``, ``info["stopped_by"] =
+       "second_order_test"``).
 
-    After T steps without stopping, ``w_{T+1}`` is returned with status ``"not found"``.
-    Every iterate is a convex combination of points of C (projected onto C against
-    rounding only).
+    After T steps without stopping, ``w_{T+1}`` is returned with status ``"not found"``
+    (``info["stopped_by"] = "max_steps"``). Every iterate is a convex combination of
+    points of C (projected onto C against rounding only).
+
+    Certificate. With D = 2R the diameter of C, the gradient noise moves the first-order
+    test by at most ``m_g = D tau_g`` (``|z^T (v - w)| <= ||z|| D``) and the Hessian
+    noise the second-order test by at most ``m_H = D^2 tau_H`` (``|s^T E s| <= ||E||
+    ||s||^2``), where ``tau_g`` and ``tau_H`` (:func:`gaussian_norm_bound`,
+    :func:`symmetric_noise_eigenvalue_bound` at ``p = failure_probability / (2T)``, ``p /
+    2`` per side for ``||E||``) hold for all 2T draws with probability ``1 -
+    failure_probability``. On that event a ``"found"`` output has
+    ``min_{u in C} grad F(w)^T (u - w) >= info["certified_gap"]`` (noisy gap ``- m_g``)
+    and ``(u - w)^T grad^2 F(w) (u - w) >= info["certified_curvature"]`` (``q(u_t) - m_H``)
+    for all u in ``C cap {g^T (u - w) <= r}``, the noisy-gradient version of Definition
+    10's set (it contains the set ``grad F(w)^T (u - w) = 0`` when ``m_g <= r``). When
+    ``alpha >= 2 m_g`` and ``gamma >= 2 m_H / Phi`` (true at the defaults, with room)
+    these bounds are ``>= -alpha`` and ``>= -gamma``. ``info["gradient_noise_margin"]``
+    and ``info["curvature_noise_margin"]`` are m_g and m_H.
 
     Privacy: T gradient releases (sensitivity ``2L/n``) and at most T Hessian releases
     (sensitivity ``2 beta / n`` of the upper triangle, module notes), all accounted:
     ``mu^2 = T (2L/(n sigma_1))^2 + T (2 beta/(n sigma_2))^2`` with ``hessian_share`` of
-    mu^2 for the Hessians (by default the share balancing the two noise conditions, see
-    ``hessian_share``). Reported spend = the budget, whatever the stopping time.
+    mu^2 for the Hessians. Reported spend = the budget, whatever the stopping time. The
+    thresholds and T only choose how the budget is used (public, data-independent
+    defaults); they never change what is released or its noise calibration.
 
     Parameters
     ----------
@@ -778,52 +802,65 @@ def dp_gd_so(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     steps : int, optional
-        T. Default ``min(max_steps, ceil(8 D^2 M B / alpha^2 + 144 B sqrt(rho) D^6 /
-        (5 Phi^3 alpha^1.5)))`` with D = 2R: with the step sizes below, a Frank-Wolfe step
-        decreases F by ``>= alpha^2 / (8 D^2 M)`` and a second-order step by
-        ``>= 5 Phi^3 alpha^1.5 / (144 sqrt(rho) D^6)`` (descent lemma and the cubic
-        bound of rho-Hessian-Lipschitz F), which is Theorem 9's
+        T. Default ``min(max_steps, T_9(alpha, gamma))`` with
+
+            T_9(alpha, gamma) = ceil(8 D^2 M B / alpha^2 + 144 B rho^2 D^6 / (5 Phi^3 gamma^3)):
+
+        with the step sizes below and exact gradients and Hessians, a Frank-Wolfe step
+        decreases F by ``>= alpha^2 / (8 D^2 M)`` (descent lemma) and a second-order step
+        by ``>= 5 theta Phi^2 gamma^2 / (72 rho D^3) = 5 Phi^3 gamma^3 / (144 rho^2 D^6)``
+        (second-order Taylor bound with the cubic remainder of a rho-Hessian-Lipschitz F),
+        and F drops by at most B. This is Theorem 9's
         ``T = O(max(D^2 M B / alpha^2, B rho^{1/2} D^6 / (Phi^3 alpha^{3/2})))`` with
-        explicit constants. Computed at the alpha in use (given or default, see
-        below); the uncapped value is in ``info["theorem_steps"]``.
+        ``sqrt(rho alpha)`` replaced by gamma (``rho^{1/2} / alpha^{3/2} = rho^2 /
+        gamma^3``) and a sum for the max. **Reconstructed**: the constants 8 and 144/5
+        are not printed in the seed (O-notation; its extraction also loses the radicals of
+        theta and r); they come from the descent argument above, which ignores the noise
+        (with the gradient noise at its full margin alpha/4 the guaranteed Frank-Wolfe
+        decrease at Theorem 9's eta vanishes: T is the theorem's step count, not a
+        guarantee at finite n). Computed at the thresholds in use; the uncapped value is
+        ``info["theorem_steps"]``.
     alpha : float, optional
-        Default: the smallest alpha with ``alpha >= alpha_noise(T(alpha))``, where
-        ``T(alpha) = min(max_steps, Theorem 9's T at alpha)`` and ``alpha_noise(T)`` is
-        the smallest alpha for which, with probability ``1 - failure_probability`` over
-        all T steps, the gradient noise moves the Frank-Wolfe gap test by at most alpha/4
-        (``tau_g D``) and the Hessian noise moves the curvature test by at most
-        ``Phi gamma / 4`` (``||E||_op D^2``), i.e. Theorem 9's noise conditions with
-        explicit constants. alpha_noise grows with T (the noise std with sqrt(T)) and
-        T(alpha) falls with alpha, so this is a one-dimensional root (bisection); T and
-        alpha are then consistent, and the default T is ``T(alpha)``. Earlier versions
-        fixed T at Theorem 9's T for ``alpha_thm`` (Remark 3 with constant 1, still in
-        ``info["theorem_alpha"]``), usually the cap of 1000 steps, and took
-        ``max(alpha_thm, alpha_noise(1000))``: 10 to 100 times larger. Honest caveat:
-        the curvature test compares ``(u - w)^T H (u - w)`` over a set of diameter D
-        with ``sqrt(rho alpha)``, so the Hessian noise enters alpha as ``||E||^2
-        D^4 / rho``; at the benchmark's (n, epsilon, D) the noise-consistent alpha still
-        exceeds ``2 L D``, where the Frank-Wolfe gap test cannot trigger, and a start
-        that is not a strong saddle stops at once. When even the curvature test is
-        vacuous (``Phi sqrt(rho alpha) / 2 >= M D^2``) a UserWarning says so and
-        ``info["vacuous_curvature_test"]`` is True.
+        First-order threshold (Frank-Wolfe gap test ``g^T (v - w) < -alpha / 2``).
+        Default: noise-determined, ``alpha = 4 m_g`` (the gradient noise moves the test by
+        at most a quarter of alpha, half its threshold alpha / 2), with T and the noise
+        scales solved jointly (below).
+    gamma : float, optional
+        Second-order threshold (curvature test ``q(u) <= -Phi gamma / 2``). Default: if
+        alpha is given, ``sqrt(rho alpha)`` (Definition 10, the behaviour of earlier
+        versions); otherwise noise-determined, ``gamma = 4 m_H / Phi``.
+
+        Joint default. A threshold left to its default is a function of T (the noise std
+        grows with sqrt(T)), and T_9 falls as the thresholds grow: the default T is the
+        smallest T in ``[1, max_steps]`` with ``T >= min(max_steps, T_9(alpha(T),
+        gamma(T)))`` (integer bisection; the condition is monotone in T). Everything
+        depends on n, d, epsilon, delta, L, beta, M, rho, D, B, failure_probability only
+        (public). Earlier versions used the single threshold alpha for both tests with
+        ``gamma = sqrt(rho alpha)``; the Hessian noise then entered alpha as ``16
+        ||E||^2 D^4 / rho`` and alpha ended far above ``2 L D`` (e.g. 205, 713 and 2.5e4
+        on the WINE, BIKE and ADULT benchmarks at epsilon 0.1), so the first-order test
+        could never fire.
     step_size : float, optional
         eta of the Frank-Wolfe step. Default ``alpha / (2 D^2 M)`` (Theorem 9).
     theta : float, optional
-        Second-order step. Default ``Phi gamma / (2 rho D^3)`` (Theorem 9, as
-        reconstructed from its proof: the extraction of the seed drops the radicals).
+        Second-order step. Default ``Phi gamma / (2 rho D^3)`` (Theorem 9 with
+        ``sqrt(rho alpha)`` replaced by gamma, as reconstructed from its proof: the
+        extraction of the seed drops the radicals).
     linear_slack : float, optional
-        r. Default ``Phi^2 gamma^2 / (72 rho D^3)`` (Theorem 9): with theta above, each
-        second-order step decreases F by at least ``5 theta Phi^2 gamma^2 / (72 rho D^3)``.
+        r. Default ``Phi^2 gamma^2 / (72 rho D^3)`` (Theorem 9, same reconstruction): with
+        theta above, each second-order step decreases F by at least ``5 theta Phi^2
+        gamma^2 / (72 rho D^3)`` (exact measurements).
     rho : float, optional
         Hessian-Lipschitz constant (default the problem's; M if that is 0).
     hessian_share : float in (0, 1), optional
-        Fraction of mu^2 spent on the Hessian releases. Default: the share that balances
-        the gradient and Hessian terms of ``alpha_noise`` (it minimizes their maximum; a
-        public choice). Theorem 9's sigma_1^2 and sigma_2^2 are both ``~ T / (n
-        eps)^2`` (0.5, the earlier default), but the Hessian term dominates by orders of
-        magnitude, so the balanced share is close to 1.
+        Fraction of mu^2 spent on the Hessian releases. Default: the share that equalizes
+        the two noise margins relative to their thresholds' scales, ``m_g / a_s = m_H /
+        g_s`` (it minimizes the larger ratio), where ``a_s`` is alpha if given, else ``2 L
+        D`` (at and above which no true gap can reach -alpha/2: the first-order test is
+        vacuous), and ``g_s`` is gamma if given, else ``2 M D^2 / Phi`` (idem for the
+        curvature test). A public choice.
     failure_probability : float, default 0.05
-        xi of ``alpha_noise`` (and of ``info["theorem_alpha"]``).
+        xi of the noise margins (and of ``info["theorem_alpha"]``).
     loss_bound : float, optional
         B for the default T (default: from the loss's public bounds; required for a custom
         loss unless steps is given).
@@ -837,12 +874,21 @@ def dp_gd_so(
     Returns
     -------
     PrivateFit
-        ``info["status"]``: ``"found"`` (stopped by the second-order test) or
-        ``"not found"``; ``info["frank_wolfe_steps"]``, ``info["second_order_steps"]``.
+        ``hyperparameters["alpha"]``, ``hyperparameters["gamma"]``: the two thresholds.
+        ``info["status"]``: ``"found"`` or ``"not found"``; ``info["stopped_by"]``:
+        ``"second_order_test"`` or ``"max_steps"``; ``info["frank_wolfe_steps"]``,
+        ``info["second_order_steps"]``; ``info["gap_threshold"]`` (-alpha/2) and
+        ``info["curvature_threshold"]`` (-Phi gamma/2); ``info["last_gap"]`` and
+        ``info["last_quadratic_value"]`` (noisy, the last tests made);
+        ``info["certified_gap"]``, ``info["certified_curvature"]`` (see Certificate; None
+        unless found); ``info["vacuous_gradient_test"]`` (``alpha >= 2 L D``) and
+        ``info["vacuous_curvature_test"]`` (``Phi gamma / 2 >= M D^2``), either of which
+        also raises a UserWarning.
 
     References
     ----------
-    Seed 004, Algorithm 6, Theorem 9, Definition 10; Mokhtari, Ozdaglar, Jadbabaie 2018.
+    Seed 004, Algorithm 6, Theorem 9, Definition 10 and footnote 6; Mokhtari, Ozdaglar,
+    Jadbabaie 2018; Ge, Huang, Jin, Yuan 2015.
     """
     name = "dp_gd_so"
     rng = start(name, problem, budget, rng)
@@ -853,7 +899,7 @@ def dp_gd_so(
         )
     rho_problem = _second_order_checks(name, problem)
     n, d = problem.n_samples, problem.n_features
-    M, R = problem.smoothness, problem.constraint.radius
+    M, R, L = problem.smoothness, problem.constraint.radius, problem.lipschitz
     D = 2.0 * R
     rho = (rho_problem if rho_problem > 0 else M) if rho is None else _positive("rho", rho)
     xi = _check_probability("failure_probability", failure_probability)
@@ -867,70 +913,86 @@ def dp_gd_so(
         steps = check_steps("steps", steps)
     if alpha is not None:
         alpha = _positive("alpha", alpha)
+    if gamma is not None:
+        gamma = _positive("gamma", gamma)
+    elif alpha is not None:
+        gamma = math.sqrt(rho * alpha)  # Definition 10 (footnote 6's special case)
 
     alpha_thm = math.sqrt(theory.dp_sosp_constrained_sample_complexity(
         1.0, d, budget.epsilon, budget.delta, failure_probability=xi) / n)
     if B is None and steps is None:
         _need_bound(name, problem, "steps")
     mu = gaussian_dp_mu(budget.epsilon, budget.delta)
+    alpha_vac, gamma_vac = 2.0 * L * D, 2.0 * M * D * D / _PHI  # a test is vacuous at and above these
 
-    def steps_for(a: float) -> int:  # Theorem 9's T at accuracy a, explicit constants
-        return max(1, math.ceil(8.0 * D * D * M * B / a**2 + 144.0 * B * math.sqrt(rho) * D**6 / (5.0 * _PHI**3 * a**1.5)))
+    def steps_for(a: float, c: float) -> int:  # Theorem 9's T at thresholds (a, c), explicit constants
+        return max(1, math.ceil(8.0 * D * D * M * B / a**2 + 144.0 * B * rho**2 * D**6 / (5.0 * _PHI**3 * c**3)))
 
-    def noise_alpha(T_: int) -> tuple[float, float]:
-        """(alpha_noise, hessian share) for T_ steps: the share given, or the balanced one."""
+    def noise_levels(T_: int) -> tuple[float, float, float]:
+        """(alpha_noise, gamma_noise, hessian share) for T_ steps: 4 m_g, 4 m_H / Phi."""
         p_ = xi / (2.0 * T_)
-        a = 4.0 * D * gaussian_norm_bound(math.sqrt(T_) * dg / mu, d, p_)  # gradient term at share 0
-        b = 16.0 * (symmetric_noise_eigenvalue_bound(math.sqrt(T_) * dh / mu, d, p_ / 2.0) * D * D) ** 2 / (_PHI**2 * rho)
+        a = 4.0 * D * gaussian_norm_bound(math.sqrt(T_) * dg / mu, d, p_)  # 4 m_g at share 0
+        b = 4.0 * D * D * symmetric_noise_eigenvalue_bound(math.sqrt(T_) * dh / mu, d, p_ / 2.0) / _PHI  # at share 1
         if hessian_share is not None:
             sh = hessian_share
-        elif a > 0 and b > 0:  # a / sqrt(1 - s) = b / s
-            sh = (-b * b + math.sqrt(b**4 + 4.0 * a * a * b * b)) / (2.0 * a * a)
-        else:
-            sh = 0.5
+        else:  # a / (a_s sqrt(1 - s)) = b / (g_s sqrt(s))
+            x = a / (alpha if alpha is not None else max(alpha_vac, 1e-300))
+            y = b / (gamma if gamma is not None else max(gamma_vac, 1e-300))
+            sh = y * y / (x * x + y * y) if x + y > 0 else 0.5
         sh = min(max(sh, 1e-12), 1.0 - 1e-12)
-        return max(a / math.sqrt(1.0 - sh), b / sh), sh
+        return a / math.sqrt(1.0 - sh), b / math.sqrt(sh), sh
+
+    def thresholds(T_: int) -> tuple[float, float]:
+        a, c, _ = noise_levels(T_)
+        return (alpha if alpha is not None else a), (gamma if gamma is not None else c)
 
     theorem_T = None
     if steps is not None:
         T = steps
         if B is not None:
-            theorem_T = steps_for(alpha if alpha is not None else noise_alpha(T)[0])
-    elif alpha is not None:
-        theorem_T = steps_for(alpha)
-        T = min(theorem_T, cap)
+            theorem_T = steps_for(*thresholds(T))
     else:
-        # The smallest alpha with alpha >= alpha_noise(T(alpha)), T(alpha) = min(cap, Theorem 9's T):
-        # alpha_noise grows with T and T(alpha) falls with alpha, so the gap is increasing.
-        lo, hi = noise_alpha(1)[0], noise_alpha(cap)[0]  # gap <= 0 at lo, >= 0 at hi
-        if lo < hi:
-            for _ in range(200):
-                mid = math.sqrt(lo * hi)
-                if mid - noise_alpha(min(cap, steps_for(mid)))[0] >= 0:
+        # Smallest T with T >= min(cap, T_9(thresholds(T))): the thresholds grow with T and
+        # T_9 falls with them, so the condition is monotone in T.
+        def ok(T_: int) -> bool:
+            return T_ >= min(cap, steps_for(*thresholds(T_)))
+
+        if ok(1):
+            T = 1
+        else:
+            lo, hi = 1, cap  # ok(cap) always holds
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if ok(mid):
                     hi = mid
                 else:
                     lo = mid
-                if hi <= lo * (1.0 + 1e-12):
-                    break
-        theorem_T = steps_for(hi)
-        T = min(theorem_T, cap)
-    alpha_noise, share = noise_alpha(T)
-    if alpha is None:
-        alpha = alpha_noise
+            T = hi
+        theorem_T = steps_for(*thresholds(T))
+    alpha_noise, gamma_noise, share = noise_levels(T)
+    alpha, gamma = thresholds(T)
 
     sigma1 = math.sqrt(T) * dg / (mu * math.sqrt(1.0 - share))
     sigma2 = math.sqrt(T) * dh / (mu * math.sqrt(share))
-    vacuous = _PHI * math.sqrt(rho * alpha) / 2.0 >= problem.smoothness * D * D
-    if vacuous:
+    p = xi / (2.0 * T)
+    m_g = D * gaussian_norm_bound(sigma1, d, p)
+    m_h = D * D * symmetric_noise_eigenvalue_bound(sigma2, d, p / 2.0)
+    vacuous_g = alpha >= alpha_vac
+    vacuous_h = _PHI * gamma / 2.0 >= M * D * D
+    if vacuous_g or vacuous_h:
+        which = " and ".join(
+            s for s, v in ((f"the first-order test (alpha={alpha:.3g} >= 2 L D = {alpha_vac:.3g})", vacuous_g),
+                           (f"the curvature test (Phi gamma / 2 = {_PHI * gamma / 2.0:.3g} >= M D^2 = "
+                            f"{M * D * D:.3g})", vacuous_h)) if v
+        )
         warnings.warn(
-            f"{name}: alpha={alpha:.3g} makes the curvature test vacuous (Phi sqrt(rho alpha) / 2 >= M D^2 = "
-            f"{problem.smoothness * D * D:.3g}): up to the noise every point passes it, so status 'found' certifies "
-            "nothing of second order. The default alpha is the smallest the noise allows; more data, a larger "
-            "epsilon or a smaller radius make it meaningful.",
+            f"{name}: {which} {'are' if vacuous_g and vacuous_h else 'is'} vacuous: no exact measurement can "
+            "trigger it, so the algorithm cannot act on it and status 'found' certifies nothing about it. The "
+            "default thresholds are the smallest the noise "
+            "allows; more data, a larger epsilon or a smaller radius make them meaningful.",
             UserWarning,
             stacklevel=2,
         )
-    gamma = math.sqrt(rho * alpha)
     eta = min(1.0, alpha / (2.0 * D * D * M)) if step_size is None else check_step_size(step_size)
     theta = min(1.0, _PHI * gamma / (2.0 * rho * D**3)) if theta is None else _positive("theta", theta)
     r = _PHI**2 * gamma**2 / (72.0 * rho * D**3) if linear_slack is None else _positive("linear_slack", linear_slack)
@@ -939,13 +1001,15 @@ def dp_gd_so(
 
     constraint = problem.constraint
     iterates = [w.copy()] if keep_iterates else None
-    status, fw_steps, so_steps, last_q = "not found", 0, 0, None
+    status, stopped_by, fw_steps, so_steps = "not found", "max_steps", 0, 0
+    last_gap = last_q = cert_gap = cert_q = None
     t_done = 0
     for t in range(T):
         t_done = t + 1
         g = problem.gradient(w) + rng.normal(0.0, sigma1, size=d)
         v = constraint.lmo(g)
-        if g @ (v - w) < -alpha / 2.0:
+        last_gap = float(g @ (v - w))
+        if last_gap < -alpha / 2.0:
             w = (1.0 - eta) * w + eta * v
             fw_steps += 1
         else:
@@ -955,7 +1019,8 @@ def dp_gd_so(
                 w = (1.0 - theta) * w + theta * u
                 so_steps += 1
             else:
-                status = "found"
+                status, stopped_by = "found", "second_order_test"
+                cert_gap, cert_q = last_gap - m_g, last_q - m_h
                 break
         if constraint.minkowski_norm(w) > 1.0:  # rounding only: convex combinations stay in C
             w = constraint.project(w)
@@ -969,7 +1034,7 @@ def dp_gd_so(
         privacy_spent=spent,
         algorithm=name,
         hyperparameters={
-            "steps": T, "alpha": alpha, "step_size": eta, "theta": theta, "linear_slack": r,
+            "steps": T, "alpha": alpha, "gamma": gamma, "step_size": eta, "theta": theta, "linear_slack": r,
             "rho": rho, "hessian_share": share, "failure_probability": xi, "loss_bound": B, "radius": R,
         },
         noise={
@@ -984,9 +1049,15 @@ def dp_gd_so(
         iterations=t_done,
         trace=trace,
         info={
-            "status": status, "frank_wolfe_steps": fw_steps, "second_order_steps": so_steps,
-            "last_quadratic_value": last_q, "curvature_threshold": -_PHI * gamma / 2.0,
-            "theorem_alpha": alpha_thm, "noise_alpha": alpha_noise, "theorem_steps": theorem_T,
-            "vacuous_curvature_test": vacuous,
+            "status": status, "stopped_by": stopped_by,
+            "frank_wolfe_steps": fw_steps, "second_order_steps": so_steps,
+            "first_order_threshold": alpha, "second_order_threshold": gamma,
+            "gap_threshold": -alpha / 2.0, "curvature_threshold": -_PHI * gamma / 2.0,
+            "last_gap": last_gap, "last_quadratic_value": last_q,
+            "gradient_noise_margin": m_g, "curvature_noise_margin": m_h,
+            "certified_gap": cert_gap, "certified_curvature": cert_q,
+            "theorem_alpha": alpha_thm, "noise_alpha": alpha_noise, "noise_gamma": gamma_noise,
+            "theorem_steps": theorem_T,
+            "vacuous_gradient_test": vacuous_g, "vacuous_curvature_test": vacuous_h,
         },
     )
