@@ -78,6 +78,18 @@ def test_phase_calibration_spends_the_budget(sampling):
 
 
 # ---------------------------------------------------------------- DP-SVRG and DP-SVRG++
+def test_phase_calibration_is_certified_at_its_grid():
+    from dperm.privacy.phases import calibration_grid
+
+    budget = PrivacyBudget(1.0, 1e-5)
+    fixed = [GaussianPhase(30.0, 5)]
+    ratio = calibrate_phase_noise_ratio(budget, fixed, 400, 0.02, dataset_size=2000)
+    phases = fixed + [GaussianPhase(ratio, 400, 0.02)]
+    at_grid = phases_epsilon(phases, 1e-5, grid=calibration_grid(1.0))
+    assert at_grid <= 1.0 + 1e-12  # the point returned was certified at that grid
+    assert at_grid == pytest.approx(phases_epsilon(phases, 1e-5), rel=0.01)  # and agrees with the refined one
+
+
 def test_minibatch_variance_factor():
     assert minibatch_variance_factor(100, 1, "without_replacement") == 1.0  # Prox-SVRG's single example
     assert minibatch_variance_factor(100, 100, "without_replacement") == 0.0  # the full gradient: no variance

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from ..privacy.budget import PrivacyBudget
 from ..privacy.calibrate import gaussian_dp_mu
-from ..privacy.phases import GaussianPhase, calibrate_phase_noise_ratio, phases_epsilon
+from ..privacy.phases import GaussianPhase, calibrate_phase_noise_ratio, calibration_grid, phases_epsilon
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
@@ -151,7 +151,9 @@ def _split_budget(budget: PrivacyBudget, epochs: int, snapshot_share: float, ste
     snapshot = GaussianPhase(snapshot_ratio, epochs, 1.0)
     inner_ratio = calibrate_phase_noise_ratio(budget, [snapshot], steps, q, sampling=sampling, dataset_size=n)
     inner = GaussianPhase(inner_ratio, steps, q)
-    spent = phases_epsilon([snapshot, inner], budget.delta, sampling=sampling, dataset_size=n)
+    # The epsilon the calibration certified (same grid, cached); every grid is a valid bound.
+    spent = phases_epsilon([snapshot, inner], budget.delta, sampling=sampling, dataset_size=n,
+                           grid=calibration_grid(budget.epsilon))
     return snapshot_ratio, inner_ratio, min(spent, budget.epsilon)
 
 

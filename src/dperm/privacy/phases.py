@@ -31,7 +31,7 @@ from .budget import PrivacyBudget
 from .calibrate import ACCOUNTANT_MIN_RATIO as _ACCOUNTANT_MIN_RATIO
 from .calibrate import _pld_grid, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu, smallest_certified_noise
 
-__all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio"]
+__all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio", "calibration_grid"]
 
 _SAMPLINGS = ("poisson", "without_replacement")
 
@@ -127,12 +127,15 @@ def phases_epsilon(
     *,
     sampling: str = "poisson",
     dataset_size: int | None = None,
+    grid: float | None = None,
 ) -> float:
     """Epsilon at ``delta`` of the adaptive composition of all ``phases`` (replace-one).
 
     Full-batch-only compositions are computed in closed form (Gaussian DP); otherwise by
     dp-accounting (PLD for Poisson, RDP for fixed-size batches), the PLD grid refined
-    relative to the answer (every grid gives a valid upper bound; the smallest is kept).
+    relative to the answer (every grid gives a valid upper bound; the smallest is kept),
+    or, when ``grid`` is given, one PLD at that discretization (what a calibration at a
+    known target uses: its certified points are then recomputed from the cache).
     When some noise ratio is below 0.1 (budgets in the hundreds), the closed form that
     ignores amplification by sampling is returned: a valid upper bound, computed at once.
     """
@@ -148,6 +151,8 @@ def phases_epsilon(
     n = int(dataset_size or 0)
     if sampling == "without_replacement":
         return _accountant_epsilon(key, float(delta), sampling, n, 0.0)
+    if grid is not None:
+        return _safe(key, float(delta), sampling, n, float(grid))
     best, grid = math.inf, 0.5
     while True:
         best = min(best, _safe(key, float(delta), sampling, n, grid))
@@ -155,6 +160,11 @@ def phases_epsilon(
         if finer >= grid * 0.999:
             return best
         grid = finer
+
+
+def calibration_grid(epsilon: float) -> float:
+    """The PLD discretization :func:`calibrate_phase_noise_ratio` certifies at."""
+    return _pld_grid(epsilon)
 
 
 def calibrate_phase_noise_ratio(
@@ -170,7 +180,9 @@ def calibrate_phase_noise_ratio(
     """The smallest noise ratio (to ``rtol``) of one more phase such that ``fixed`` plus
     that phase is ``budget``-DP.
 
-    Raises ``ValueError`` when the ``fixed`` phases alone already spend the budget.
+    Raises ``ValueError`` when the ``fixed`` phases alone already spend the budget. The
+    epsilon the accountant certified at the returned ratio is
+    ``phases_epsilon(..., grid=calibration_grid(budget.epsilon))`` (cached: free).
     """
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
@@ -179,15 +191,10 @@ def calibrate_phase_noise_ratio(
     grid = _pld_grid(budget.epsilon)
 
     def eps_at(ratio: float) -> float:
-        phase = GaussianPhase(ratio, steps, sampling_probability)
-        everything = fixed + (phase,)
-        if (sampling != "poisson" or all(p.full_batch for p in everything)
-                or min(p.noise_ratio for p in everything) < _ACCOUNTANT_MIN_RATIO):
-            return phases_epsilon(fixed + (phase,), budget.delta, sampling=sampling, dataset_size=dataset_size)
         # One PLD at the grid fitted to the target (every grid gives a valid upper bound):
-        # phases_epsilon's coarse-to-fine refinement would build four or five.
-        key = tuple((float(p.noise_ratio), int(p.steps), float(p.sampling_probability)) for p in everything)
-        return _safe(key, float(budget.delta), sampling, 0, grid)
+        # the coarse-to-fine refinement would build four or five per candidate.
+        phase = GaussianPhase(ratio, steps, sampling_probability)
+        return phases_epsilon(fixed + (phase,), budget.delta, sampling=sampling, dataset_size=dataset_size, grid=grid)
 
     if fixed and phases_epsilon(fixed, budget.delta, sampling=sampling, dataset_size=dataset_size) >= budget.epsilon:
         raise ValueError("the fixed phases alone already spend the whole budget")
