@@ -254,6 +254,35 @@ def test_objective_perturbation_converges_at_huge_epsilon():
     assert out.excess_risk(problem, reference) < 1e-6
 
 
+@pytest.mark.parametrize("d", [5, 520])  # explicit-Hessian polish, and the CG path above 512 features
+def test_objective_perturbation_solver_reaches_its_tolerance_on_float32_data(d):
+    from dperm.algorithms.objective_perturbation import _solve_perturbed
+
+    X, y = make_data(n=600, d=d)
+    problem64 = ERMProblem(X, y, "logistic", ("l2", 0.05))
+    problem32 = ERMProblem(X.astype(np.float32), y, "logistic", ("l2", 0.05))
+    linear = np.random.default_rng(1).normal(size=d) * 1e-2
+    tolerance = 1e-6 / 600
+    w32, residual, _ = _solve_perturbed(problem32, 1e-3, linear, tolerance)
+    w64, _, _ = _solve_perturbed(problem64, 1e-3, linear, tolerance)
+    assert residual <= tolerance
+    # the residual is the float64 gradient norm of J on the float32 data's values
+    grad = problem32.astype(np.float64).gradient(w32) + 1e-3 * w32 + linear
+    assert np.linalg.norm(grad) <= tolerance
+    # float32 rounding of X moves the minimizer by ~1e-7 relative, no more
+    assert np.linalg.norm(w32 - w64) <= 1e-5 * max(1.0, np.linalg.norm(w64))
+
+
+def test_hessian_in_float32_matches_float64():
+    X, y = make_data(n=400, d=7)
+    p64 = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    p32 = ERMProblem(X.astype(np.float32), y, "logistic", ("l2", 0.1))
+    w = np.linspace(-1, 1, 7)
+    assert np.allclose(p32.hessian(w), p64.hessian(w), rtol=1e-5, atol=1e-7)
+    v = np.arange(7.0)
+    assert np.allclose(p64.hessian(w) @ v, p64.hessian_vector(w, v), rtol=1e-10, atol=1e-12)
+
+
 def test_objective_perturbation_refuses_what_it_cannot_account():
     X, y = make_data(n=300, d=3)
     budget = PrivacyBudget(1.0, 1e-5)
