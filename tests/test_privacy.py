@@ -207,10 +207,28 @@ def test_smallest_certified_noise_returns_a_certified_point_at_precision(guess):
         seen.append(x)
         return 3.0 / x**2 if x < 1.3 else 2.0 / x
 
-    x = smallest_certified_noise(eps_at, 1.0, guess, floor=1e-9)
+    x = smallest_certified_noise(eps_at, 1.0, guess, floor=1e-9, budget_rtol=0.0)
     assert x in seen and eps_at(x) <= 1.0  # the answer is a point the search certified
     assert 2.0 <= x <= 2.0 * (1 + 1e-4)  # and within rtol of the true threshold x = 2
     assert len(seen) < 30
+    # by default it may stop earlier, at a certified point spending >= 99.9% of the target
+    seen.clear()
+    x = smallest_certified_noise(eps_at, 1.0, guess, floor=1e-9)
+    assert x in seen and 0.999 <= eps_at(x) <= 1.0
+
+
+def test_smallest_certified_noise_stops_once_the_budget_is_spent_where_epsilon_is_flat():
+    from dperm.privacy.calibrate import smallest_certified_noise
+
+    calls = []
+
+    def eps_at(x):  # a phase holding a small share: epsilon barely moves with its noise
+        calls.append(x)
+        return 0.9 + 0.1 / x
+
+    x = smallest_certified_noise(eps_at, 1.0, 1.3, floor=1e-9, factor=1.25)
+    assert 0.999 <= eps_at(x) <= 1.0
+    assert len(calls) <= 6
 
 
 def test_smallest_certified_noise_needs_few_calls_near_a_good_guess():

@@ -267,7 +267,7 @@ def clt_noise_ratio(mu_squared: float, q: float, steps: int) -> float | None:
 
 
 def smallest_certified_noise(epsilon_at, target: float, guess: float, *, floor: float, rtol: float = 1e-4,
-                             ceiling: float = math.inf, factor: float = 2.0) -> float:
+                             ceiling: float = math.inf, factor: float = 2.0, budget_rtol: float = 1e-3) -> float:
     """The smallest noise level x (to relative precision ``rtol``) with
     ``epsilon_at(x) <= target``, for an ``epsilon_at`` that decreases in x.
 
@@ -278,7 +278,10 @@ def smallest_certified_noise(epsilon_at, target: float, guess: float, *, floor: 
     to stay ``rtol / 2`` inside the bracket, with a bisection step whenever a value is
     infinite), which needs about 5 accountant calls where bisection needs 13-15.
     ``floor``: below it the search stops lowering (the noise cannot be smaller);
-    ``ceiling``: raise ``ValueError`` if no level up to it is certified.
+    ``ceiling``: raise ``ValueError`` if no level up to it is certified. The search also
+    stops at a certified point that spends the target to within ``budget_rtol`` (0.1%):
+    where epsilon is flat in the noise (a phase that holds a small share of the budget)
+    pinning x to ``rtol`` would cost several more accountant calls for nothing.
     """
     def g(x):
         e = epsilon_at(x)
@@ -300,9 +303,10 @@ def smallest_certified_noise(epsilon_at, target: float, guess: float, *, floor: 
             break
         hi, g_hi, lo = lo, g_lo, lo / factor
     step = math.log1p(rtol)
+    spent_enough = math.log1p(-budget_rtol)
     xl, xh = math.log(lo), math.log(hi)
     kept = 0  # which end the last step kept: +1 the high, -1 the low (Illinois halving)
-    while xh - xl > step:
+    while xh - xl > step and g_hi < spent_enough:
         width = xh - xl
         if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
             x = xh - g_hi * width / (g_hi - g_lo)
