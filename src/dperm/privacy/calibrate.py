@@ -304,27 +304,30 @@ def smallest_certified_noise(epsilon_at, target: float, guess: float, *, floor: 
         hi, g_hi, lo = lo, g_lo, lo / factor
     step = math.log1p(rtol)
     spent_enough = math.log1p(-budget_rtol)
+    certified, certified_g = hi, g_hi  # the value returned: exactly a point evaluated and certified
     xl, xh = math.log(lo), math.log(hi)
     kept = 0  # which end the last step kept: +1 the high, -1 the low (Illinois halving)
-    while xh - xl > step and g_hi < spent_enough:
+    while xh - xl > step and certified_g < spent_enough:
         width = xh - xl
         if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
             x = xh - g_hi * width / (g_hi - g_lo)
             x = min(max(x, xl + 0.5 * step), xh - 0.5 * step)
         else:
             x = 0.5 * (xl + xh)
-        gx = g(math.exp(x))
+        value = math.exp(x)
+        gx = g(value)
         if gx <= 0:  # certified: the new high end
             xh, g_hi = x, gx
+            certified, certified_g = value, gx
             if kept == -1 and math.isfinite(g_lo):
-                g_lo *= 0.5
+                g_lo *= 0.5  # Illinois: the low end was kept twice (g_lo is then a weight, not a value)
             kept = -1
         else:
             xl, g_lo = x, gx
             if kept == 1:
                 g_hi *= 0.5
             kept = 1
-    return math.exp(xh)
+    return certified
 
 
 # Below this noise ratio sigma / sensitivity (budgets in the hundreds), subsampled steps
