@@ -106,6 +106,20 @@ PURE_DP = ("exponential_mechanism", "localization")
 FULL_BATCH_TARGET, SVRG_TARGET, RISK_TARGET = 3.0, 5.0, 10.0
 
 
+def add_common_arguments(parser) -> None:
+    """The options bench_convex and bench_nonconvex share (delta, seed, dtype, BLAS
+    threads, accountant caches)."""
+    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--seed", type=int, default=0, help="repeat r uses rng = seed + r")
+    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads for everything timed, scikit-learn included (0: the BLAS default); "
+                             "default 1, see the module docstring")
+    parser.add_argument("--warm-accountant", action="store_true",
+                        help="keep dperm's privacy-calibration caches between repeats (default: cleared before "
+                             "every timed fit, so each time includes the accountant)")
+
+
 def clear_accountant_caches() -> int:
     """Empty the in-process memo caches of dperm's privacy calibration (the PLD / RDP
     accountants and the GDP conversions are ``functools.lru_cache``-d in
@@ -297,17 +311,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--mu", nargs="+", type=float, default=[0.1],
                         help="l2 regularization strength(s); the issue asks for 0.1 (default) and 1e-3")
-    parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--seed", type=int, default=0, help="repeat r uses rng = seed + r")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    add_common_arguments(parser)
     parser.add_argument("--algorithms", nargs="+", choices=ALGORITHMS, default=list(ALGORITHMS))
     parser.add_argument("--quick", action="store_true", help="ADULT only, 1 repeat")
-    parser.add_argument("--blas-threads", type=int, default=1,
-                        help="BLAS threads for everything timed, scikit-learn included (0: the BLAS default); "
-                             "default 1, see the module docstring")
-    parser.add_argument("--warm-accountant", action="store_true",
-                        help="keep dperm's privacy-calibration caches between repeats (default: cleared before "
-                             "every timed fit, so each time includes the accountant)")
     args = parser.parse_args()
     if args.quick:
         args.datasets, args.repeats = ["adult"], 1

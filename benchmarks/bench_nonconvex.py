@@ -59,7 +59,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bench_convex import clear_accountant_caches  # the same caches, cleared the same way (run from benchmarks/)
+from bench_convex import add_common_arguments, clear_accountant_caches  # shared with bench_convex (run from benchmarks/)
 from scipy.special import expit
 from sklearn.linear_model import HuberRegressor
 
@@ -248,16 +248,8 @@ def main() -> None:
     parser.add_argument("--biweight-c", type=float, default=1.0)
     parser.add_argument("--outlier-fraction", type=float, default=0.1)
     parser.add_argument("--outlier-seed", type=int, default=12345)
-    parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--seed", type=int, default=0, help="repeat r uses rng = seed + r")
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    add_common_arguments(parser)
     parser.add_argument("--quick", action="store_true", help="1 repeat")
-    parser.add_argument("--blas-threads", type=int, default=1,
-                        help="BLAS threads for everything timed, scikit-learn included (0: the BLAS default); "
-                             "default 1, see the module docstring")
-    parser.add_argument("--warm-accountant", action="store_true",
-                        help="keep dperm's privacy-calibration caches between repeats (default: cleared before "
-                             "every timed fit, so each time includes the accountant)")
     args = parser.parse_args()
     if args.quick:
         args.repeats = 1

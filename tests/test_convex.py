@@ -206,6 +206,11 @@ def test_svrg_needs_smoothness_and_strong_convexity():
         fit("dp_svrg", ERMProblem(X, y, "logistic", ("l2", 0.1)), PrivacyBudget(1.0, 0.0))
     with pytest.raises(ValueError, match="batch_size"):
         fit("dp_svrg", ERMProblem(X, y, "logistic", ("l2", 0.1)), PrivacyBudget(1.0, 1e-5), batch_size=10_000)
+    strong = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    for bad, match in (({"epoch_rate": 1.0}, "epoch_rate"), ({"epoch_rate": 0.0}, "epoch_rate"),
+                       ({"snapshot_share": 1.0}, "snapshot_share"), ({"sampling": "shuffle"}, "sampling")):
+        with pytest.raises(ValueError, match=match):
+            fit("dp_svrg", strong, PrivacyBudget(1.0, 1e-5), **bad)
 
 
 # ---------------------------------------------------------------- objective perturbation

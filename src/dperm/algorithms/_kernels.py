@@ -201,6 +201,16 @@ def sample_batches(n, counts, uniforms, rows, marker):
 
 
 @njit(**_JIT)
+def _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g):
+    """Batch k's middle sweep: ``slopes[:m]`` (the margins) become phi'(margin, y), and the
+    gradient sum ``g`` starts from the step's noise ``noise[k]``."""
+    for b in range(m):
+        slopes[b] = _dphi(code, param, slopes[b], y[rows[k, b]])
+    for j in range(g.shape[0]):
+        g[j] = noise[k, j]
+
+
+@njit(**_JIT)
 def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum):
     """Run ``len(etas)`` noisy (proximal, projected) SGD steps in place on ``w``.
 
@@ -222,10 +232,7 @@ def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, 
             for j in range(d):
                 a += X[i, j] * w[j]
             slopes[b] = a
-        for b in range(m):
-            slopes[b] = _dphi(code, param, slopes[b], y[rows[k, b]])
-        for j in range(d):
-            g[j] = noise[k, j]
+        _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
@@ -256,10 +263,7 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom,
             for p in range(starts[b], stops[b]):
                 a += data[p] * w[indices[p]]
             slopes[b] = a
-        for b in range(m):
-            slopes[b] = _dphi(code, param, slopes[b], y[rows[k, b]])
-        for j in range(d):
-            g[j] = noise[k, j]
+        _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:

@@ -254,13 +254,15 @@ def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, 
     beta, mu = problem.smoothness, problem.strong_convexity
     eta = 1.0 / (12.0 * beta) if step_size is None else check_step_size(step_size)
     b = max(1, round(math.sqrt(n))) if batch_size is None else check_steps("batch_size", batch_size)
+    if b > n:
+        raise ValueError(f"batch_size {b} exceeds the number of rows {n}")
     if sampling not in ("poisson", "without_replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
     if not (0.0 < snapshot_share < 1.0):
         raise ValueError(f"snapshot_share must be in (0, 1), got {snapshot_share}")
     if not (0.0 < epoch_rate < 1.0):
         raise ValueError(f"epoch_rate must be in (0, 1), got {epoch_rate}")
-    alpha = minibatch_variance_factor(n, min(b, n), sampling)
+    alpha = minibatch_variance_factor(n, b, sampling)
     if inner_steps is None:
         m = prox_svrg_inner_steps(eta, mu, beta, rate=epoch_rate, variance_factor=alpha)
     else:
@@ -271,7 +273,7 @@ def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, 
         epochs = svrg_default_epochs(rate, n, d, math.sqrt(snapshot_share) * mu_gdp)
     T = check_steps("epochs", epochs)
     noise_term = inner_noise_contraction_term(
-        n=n, d=d, batch_size=min(b, n), steps=T * m, step_size=eta, mu=mu, beta=beta,
+        n=n, d=d, batch_size=b, steps=T * m, step_size=eta, mu=mu, beta=beta,
         loss_smoothness=problem.constants.loss_smoothness, inner_gdp_mu=math.sqrt(1.0 - snapshot_share) * mu_gdp)
     return SVRGPlan(eta, m, T, b, noise_term)
 
