@@ -65,6 +65,36 @@ def test_one_subsampled_phase_equals_subsampled_gaussian(sampling):
     assert ours == pytest.approx(reference, rel=1e-6)
 
 
+@pytest.mark.parametrize("grid", [1e-3, 1e-4])
+def test_mixed_phases_equal_dp_accountings_pld_accountant(grid):
+    """The per-phase PLD cache must reproduce PLDAccountant exactly (REPLACE_ONE), and a
+    cached PLD must not be changed by being composed."""
+    import dp_accounting as dpa
+    from dp_accounting.pld import pld_privacy_accountant
+
+    from dperm.privacy import phases as phases_module
+
+    phases = [GaussianPhase(12.5, 9), GaussianPhase(2.2, 1530, 0.0068), GaussianPhase(40.0, 3)]
+    accountant = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
+                                                      value_discretization_interval=grid)
+    for p in phases:
+        event = dpa.GaussianDpEvent(2.0 * p.noise_ratio)
+        accountant.compose(event if p.full_batch else dpa.PoissonSampledDpEvent(p.sampling_probability, event),
+                           p.steps)
+    reference = accountant.get_epsilon(1e-5)
+    phases_module._accountant_epsilon.cache_clear()
+    assert phases_epsilon(phases, 1e-5, grid=grid) == reference
+    phases_module._accountant_epsilon.cache_clear()  # again, from the cached phase PLDs
+    assert phases_epsilon(phases, 1e-5, grid=grid) == reference
+    # the same full-batch phase composed with a different one gives the accountant's answer too
+    accountant = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
+                                                      value_discretization_interval=grid)
+    accountant.compose(dpa.GaussianDpEvent(25.0), 9)
+    accountant.compose(dpa.PoissonSampledDpEvent(0.0068, dpa.GaussianDpEvent(5.0)), 1530)
+    assert phases_epsilon(phases[:1] + [GaussianPhase(2.5, 1530, 0.0068)], 1e-5, grid=grid) == \
+        accountant.get_epsilon(1e-5)
+
+
 @pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
 def test_phase_calibration_spends_the_budget(sampling):
     budget = PrivacyBudget(1.0, 1e-5)

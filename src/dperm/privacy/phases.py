@@ -29,7 +29,7 @@ from typing import Sequence
 
 from .budget import PrivacyBudget
 from .calibrate import ACCOUNTANT_MIN_RATIO as _ACCOUNTANT_MIN_RATIO
-from .calibrate import _pld_grid, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu, smallest_certified_noise
+from .calibrate import _pld_grid, clt_log_slope, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu, smallest_certified_noise
 
 __all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio", "calibration_grid"]
 
@@ -89,28 +89,46 @@ def _check_common(phases: Sequence[GaussianPhase], delta: float, sampling: str, 
                 raise ValueError(f"sampling_probability * dataset_size must be a whole batch size, got {batch}")
 
 
+@functools.lru_cache(maxsize=256)
+def _phase_pld(ratio: float, steps: int, q: float, grid: float):
+    """The PLD of one phase, built as dp-accounting's ``PLDAccountant`` builds it (REPLACE_ONE,
+    per-example bound 1, so noise multiplier ``2 r``). Cached on its own because a
+    calibration search composes the same fixed phases with every candidate: the
+    full-batch Gaussian of DP-SVRG's snapshots is the costliest PLD to build (its loss
+    range is wide) and does not change during the search."""
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    relation = NeighboringRelation.REPLACE_ONE
+    if q >= 1.0:
+        # ``steps`` full-batch Gaussian releases compose exactly to one Gaussian with the
+        # noise divided by sqrt(steps) (what the accountant does for GaussianDpEvent).
+        return pld.from_gaussian_mechanism(standard_deviation=2.0 * ratio / math.sqrt(steps),
+                                           value_discretization_interval=grid, neighboring_relation=relation)
+    return pld.from_gaussian_mechanism(standard_deviation=2.0 * ratio, value_discretization_interval=grid,
+                                       sampling_prob=q, neighboring_relation=relation).self_compose(steps)
+
+
 @functools.lru_cache(maxsize=2048)
 def _accountant_epsilon(key: tuple, delta: float, sampling: str, n: int, grid: float) -> float:
     import dp_accounting as dpa
 
     replace_one = dpa.NeighboringRelation.REPLACE_ONE
     if sampling == "poisson":
-        from dp_accounting.pld import pld_privacy_accountant
+        from dp_accounting.pld import privacy_loss_distribution as pld
 
-        accountant = pld_privacy_accountant.PLDAccountant(replace_one, value_discretization_interval=grid)
+        # The composition PLDAccountant performs, phase PLDs taken from the cache.
+        total = pld.identity(value_discretization_interval=grid)
         for ratio, steps, q in key:
-            event = dpa.GaussianDpEvent(2.0 * ratio)  # PLD: per-example bound 1, replace-one 2
-            if q < 1.0:
-                event = dpa.PoissonSampledDpEvent(q, event)
-            accountant.compose(event, steps)
-    else:
-        from dp_accounting.rdp import rdp_privacy_accountant
+            total = total.compose(_phase_pld(ratio, steps, q, grid))
+        return float(total.get_epsilon_for_delta(delta))
+    from dp_accounting.rdp import rdp_privacy_accountant
 
-        accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=replace_one)
-        for ratio, steps, q in key:
-            batch = n if q >= 1.0 else int(round(q * n))
-            event = dpa.SampledWithoutReplacementDpEvent(n, batch, dpa.GaussianDpEvent(ratio))
-            accountant.compose(dpa.SelfComposedDpEvent(event, steps))
+    accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=replace_one)
+    for ratio, steps, q in key:
+        batch = n if q >= 1.0 else int(round(q * n))
+        event = dpa.SampledWithoutReplacementDpEvent(n, batch, dpa.GaussianDpEvent(ratio))
+        accountant.compose(dpa.SelfComposedDpEvent(event, steps))
     return float(accountant.get_epsilon(delta))
 
 
@@ -207,7 +225,9 @@ def calibrate_phase_noise_ratio(
     try:
         if guess is None:
             return smallest_certified_noise(eps_at, budget.epsilon, 1.0, floor=1e-8, rtol=rtol, ceiling=1e12)
+        fixed_mu_squared = sum(p.steps / p.noise_ratio**2 for p in fixed)
+        slope = clt_log_slope(1.05 * guess, fixed_mu_squared, sampling_probability, steps, budget.delta)
         return smallest_certified_noise(eps_at, budget.epsilon, 1.05 * guess, floor=1e-8, rtol=rtol, ceiling=1e12,
-                                        factor=1.25)
+                                        factor=1.25, slope=slope)
     except ValueError:
         raise ValueError("no noise level meets the budget (the fixed phases take all of it)") from None
