@@ -77,11 +77,17 @@ def test_mixed_phases_equal_dp_accountings_pld_accountant(grid):
     phases = [GaussianPhase(12.5, 9), GaussianPhase(2.2, 1530, 0.0068), GaussianPhase(40.0, 3)]
     accountant = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
                                                       value_discretization_interval=grid)
-    for p in phases:
-        event = dpa.GaussianDpEvent(2.0 * p.noise_ratio)
-        accountant.compose(event if p.full_batch else dpa.PoissonSampledDpEvent(p.sampling_probability, event),
-                           p.steps)
+    # the full-batch phases are one Gaussian (exactly): its PLD, then the subsampled one
+    accountant.compose(dpa.GaussianDpEvent(2.0 / math.sqrt(9 / 12.5**2 + 3 / 40.0**2)))
+    accountant.compose(dpa.PoissonSampledDpEvent(0.0068, dpa.GaussianDpEvent(4.4)), 1530)
     reference = accountant.get_epsilon(1e-5)
+    separate = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
+                                                    value_discretization_interval=grid)
+    for p in phases:  # composing the full-batch phases one by one: the same up to discretization
+        event = dpa.GaussianDpEvent(2.0 * p.noise_ratio)
+        separate.compose(event if p.full_batch else dpa.PoissonSampledDpEvent(p.sampling_probability, event),
+                         p.steps)
+    assert separate.get_epsilon(1e-5) == pytest.approx(reference, rel=5 * grid)
     phases_module._accountant_epsilon.cache_clear()
     assert phases_epsilon(phases, 1e-5, grid=grid) == reference
     phases_module._accountant_epsilon.cache_clear()  # again, from the cached phase PLDs
@@ -162,9 +168,10 @@ def test_svrg_budget_recomputed_from_its_noise(name, sampling):
     budget = PrivacyBudget(1.0, 1e-5)
     out = fit(name, problem, budget, sampling=sampling)
     noise, hyper = out.noise, out.hyperparameters
-    snapshot = GaussianPhase(noise["snapshot_scale"] / noise["snapshot_sensitivity"], noise["snapshot_releases"])
+    assert len(noise["snapshot_scales"]) == noise["snapshot_releases"] == hyper["epochs"]
+    snapshots = [GaussianPhase(scale / noise["snapshot_sensitivity"], 1) for scale in noise["snapshot_scales"]]
     inner = GaussianPhase(noise["inner_noise_ratio"], noise["inner_releases"], noise["sampling_probability"])
-    spent = phases_epsilon([snapshot, inner], 1e-5, sampling=sampling, dataset_size=2000)
+    spent = phases_epsilon(snapshots + [inner], 1e-5, sampling=sampling, dataset_size=2000)
     assert spent <= 1.0 + 1e-9
     assert out.privacy_spent.epsilon == pytest.approx(spent, rel=1e-6)
     assert noise["snapshot_sensitivity"] == pytest.approx(2 * problem.lipschitz / 2000)
@@ -188,8 +195,15 @@ def test_svrg_defaults_follow_the_theorems():
     assert rate <= 0.25
     mu_s = math.sqrt(0.8) * gaussian_dp_mu(1.0, 1e-5)
     T = out.hyperparameters["epochs"]
-    bound = lambda t: rate**t + 4 * t * 5 / ((2000 * mu_s) ** 2 * (1 - rate))  # noqa: E731
-    assert bound(T) <= min(bound(T - 1) if T > 1 else math.inf, bound(T + 1))
+    # the geometric schedule's bound, and the first T within 10% of its minimum
+    S = lambda t: (1 - math.sqrt(rate) ** t) / (1 - math.sqrt(rate))  # noqa: E731
+    bound = lambda t: rate**t + 4 * 5 / (2000 * mu_s) ** 2 * S(t) ** 2  # noqa: E731
+    best = min(bound(t) for t in range(1, 201))
+    assert bound(T) <= 1.1 * best and (T == 1 or bound(T - 1) > 1.1 * best)
+    # the snapshots' noise: geometric shares of mu_s^2, the last snapshot the least noisy
+    scales = np.array(out.noise["snapshot_scales"]) / out.noise["snapshot_sensitivity"]
+    assert np.sum(1 / scales**2) == pytest.approx(mu_s**2, rel=1e-9)
+    assert np.allclose(scales[1:] / scales[:-1], rate**0.25)
     pp = fit("dp_svrg_pp", problem, budget)
     assert pp.hyperparameters["step_size"] == pytest.approx(1 / (13 * beta))
     lengths = pp.hyperparameters["epoch_lengths"]
@@ -204,6 +218,46 @@ def test_svrg_converges_at_huge_epsilon(name, sparse):
     reference = solve_reference(problem)
     out = fit(name, problem, HUGE, epochs=12, batch_size=50)
     assert out.excess_risk(problem, reference) < 1e-4
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_svrg_kernel_corrections_never_exceed_the_public_bound(sparse):
+    """The released sum of corrections must have sensitivity <= 2c whatever the snapshot
+    slopes hold: at w = w~ (c = 0, no noise) it is exactly 0, elsewhere each term is
+    clipped to c / data_norm, so wrong slopes cannot leak past the bound."""
+    from dperm.algorithms import _kernels
+
+    X, y = make_data(n=200, d=5)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    Xk = sp.csr_matrix(problem.X) if sparse else np.ascontiguousarray(problem.X)
+    code, param = _kernels.loss_code(problem.loss)
+    rows = np.arange(200, dtype=np.int64).reshape(1, 200)
+    counts = np.array([200], dtype=np.int64)
+    normals = np.zeros((1, 5))  # noise switched off to see the corrections alone
+    w_snap = np.full(5, 0.3)
+    v_snap = np.zeros(5)
+
+    def one_step(w0, slopes, eta=1.0):
+        w, w_sum, scales = w0.copy(), np.zeros(5), np.empty(1)
+        args = (problem.y, w, w_snap, v_snap, slopes, rows, counts, normals, 1.0, np.array([eta]), 1.0, code, param,
+                0.0, 0.0, 0, 0.0, w_sum, 2.0 * problem.lipschitz, problem.constants.loss_smoothness,
+                problem.data_norm, scales)
+        if sparse:
+            _kernels.svrg_steps_csr(Xk.indptr, Xk.indices, Xk.data, *args)
+        else:
+            _kernels.svrg_steps_dense(Xk, *args)
+        return w0 - w  # = eta * (sum of corrections) (denom 1, no regularizer, no noise)
+
+    true = problem.loss.derivative(problem.X @ w_snap, problem.y)
+    wrong = true + np.random.default_rng(0).normal(0, 1.0, size=200)
+    assert np.all(one_step(w_snap, wrong) == 0.0)  # c = 0: exactly no correction
+    w = w_snap + np.array([1e-3, 0, 0, 0, 0])
+    c = min(2 * problem.lipschitz, problem.constants.loss_smoothness * 1e-3)
+    # the sum of 200 corrections, each of norm <= c, whatever the slopes
+    assert np.linalg.norm(one_step(w, wrong)) <= 200 * c * (1 + 1e-9)
+    # and with the true slopes the clip is a no-op: the step equals the exact correction sum
+    exact = problem.X.T @ (problem.loss.derivative(problem.X @ w, problem.y) - true)
+    assert np.allclose(one_step(w, true), exact, rtol=1e-9, atol=1e-15)
 
 
 def test_svrg_proximal_l1_is_sparse_where_the_lasso_is():

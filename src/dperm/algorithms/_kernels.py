@@ -273,38 +273,53 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom,
 
 
 @njit(**_JIT)
-def svrg_steps_dense(X, y, w, w_snap, v_snap, rows, counts, normals, noise_ratio, etas, denom, code, param,
-                     l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, noise_scales):
+def _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap, diff_smoothness, g):
+    """Step k's start: ``c = min(diff_cap, diff_smoothness ||w - w_snap||)``, the public
+    bound on every per-example correction; ``g`` becomes the noise ``normals[k] * r * 2c``
+    plus ``denom * v_snap``. Returns c and the noise std."""
+    dist2 = 0.0
+    for j in range(w.shape[0]):
+        diff = w[j] - w_snap[j]
+        dist2 += diff * diff
+    c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
+    scale = noise_ratio * 2.0 * c
+    for j in range(w.shape[0]):
+        g[j] = normals[k, j] * scale + denom * v_snap[j]
+    return c, scale
+
+
+@njit(**_JIT)
+def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio, etas, denom, code,
+                     param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, data_norm,
+                     noise_scales):
     """Noisy proximal SVRG inner steps (dperm's accountable DP-SVRG variant), in place.
 
     Step k: ``c = min(diff_cap, diff_smoothness ||w - w_snap||)`` bounds every per-example
-    correction ``grad f_i(w) - grad f_i(w_snap)`` (a public number: w and w_snap are
-    post-processing of earlier releases); the released sum of corrections gets noise
-    ``normals[k] * noise_ratio * 2c`` (replace-one sensitivity 2c), and
+    correction ``(phi'(<x_i, w>) - phi'(<x_i, w_snap>)) x_i`` (a public number: w and
+    w_snap are post-processing of earlier releases); the released sum of corrections gets
+    noise ``normals[k] * noise_ratio * 2c`` (replace-one sensitivity 2c), and
     ``w <- Pi_C(prox(w - eta_k ((sum + noise) / denom + v_snap + l2 w)))``.
+    ``snap_slopes[i] = phi'(<x_i, w_snap>, y_i)`` is computed once per epoch (w_snap is
+    fixed within it), which halves the work of a step. Each slope difference is clipped
+    to ``c / data_norm``: a no-op in exact arithmetic (``|phi'(a) - phi'(b)| <=
+    min(2 L_phi, beta_phi |a - b|)`` and ``||x_i|| <= data_norm``), it makes the
+    sensitivity bound hold whatever the rounding of the two slopes (at w = w_snap,
+    c = 0 and the corrections are exactly 0, as the zero noise requires).
     ``noise_scales[k]`` records the noise std used at step k.
     """
     d = w.shape[0]
     g = np.empty(d)
     scratch = np.empty(d)
     for k in range(etas.shape[0]):
-        dist2 = 0.0
-        for j in range(d):
-            diff = w[j] - w_snap[j]
-            dist2 += diff * diff
-        c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
-        scale = noise_ratio * 2.0 * c
-        noise_scales[k] = scale
-        for j in range(d):
-            g[j] = normals[k, j] * scale + denom * v_snap[j]
+        c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
+                                               diff_smoothness, g)
+        cap = c / data_norm
         for b in range(counts[k]):
             i = rows[k, b]
             a = 0.0
-            a_snap = 0.0
             for j in range(d):
                 a += X[i, j] * w[j]
-                a_snap += X[i, j] * w_snap[j]
-            s = _dphi(code, param, a, y[i]) - _dphi(code, param, a_snap, y[i])
+            s = min(max(_dphi(code, param, a, y[i]) - snap_slopes[i], -cap), cap)
             if s != 0.0:
                 for j in range(d):
                     g[j] += s * X[i, j]
@@ -312,30 +327,23 @@ def svrg_steps_dense(X, y, w, w_snap, v_snap, rows, counts, normals, noise_ratio
 
 
 @njit(**_JIT)
-def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, rows, counts, normals, noise_ratio, etas, denom,
-                   code, param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, noise_scales):
+def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio,
+                   etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
+                   data_norm, noise_scales):
     """:func:`svrg_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
     d = w.shape[0]
     g = np.empty(d)
     scratch = np.empty(d)
     for k in range(etas.shape[0]):
-        dist2 = 0.0
-        for j in range(d):
-            diff = w[j] - w_snap[j]
-            dist2 += diff * diff
-        c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
-        scale = noise_ratio * 2.0 * c
-        noise_scales[k] = scale
-        for j in range(d):
-            g[j] = normals[k, j] * scale + denom * v_snap[j]
+        c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
+                                               diff_smoothness, g)
+        cap = c / data_norm
         for b in range(counts[k]):
             i = rows[k, b]
             a = 0.0
-            a_snap = 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 a += data[p] * w[indices[p]]
-                a_snap += data[p] * w_snap[indices[p]]
-            s = _dphi(code, param, a, y[i]) - _dphi(code, param, a_snap, y[i])
+            s = min(max(_dphi(code, param, a, y[i]) - snap_slopes[i], -cap), cap)
             if s != 0.0:
                 for p in range(indptr[i], indptr[i + 1]):
                     g[indices[p]] += s * data[p]

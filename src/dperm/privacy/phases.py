@@ -139,6 +139,17 @@ def _safe(key, delta, sampling, n, grid) -> float:
         return math.inf
 
 
+def _accounting_key(phases: Sequence[GaussianPhase]) -> tuple:
+    """The phases as the accountant composes them: all full-batch phases merged into one
+    Gaussian release of ratio ``1 / sqrt(sum_k steps_k / r_k^2)`` (exact: composed
+    Gaussian mechanisms are a Gaussian mechanism, in privacy-loss distribution and in
+    RDP alike), so that T snapshots with T different noise levels cost one PLD."""
+    full = sum(p.steps / p.noise_ratio**2 for p in phases if p.full_batch)
+    merged = ((1.0 / math.sqrt(full), 1, 1.0),) if full > 0 else ()
+    return merged + tuple((float(p.noise_ratio), int(p.steps), float(p.sampling_probability))
+                          for p in phases if not p.full_batch)
+
+
 def phases_epsilon(
     phases: Sequence[GaussianPhase],
     delta: float,
@@ -165,7 +176,7 @@ def phases_epsilon(
         # the threshold the accountants are slow (the PLD of a nearly noiseless
         # Gaussian spans a huge loss range) and the budget is in the hundreds anyway.
         return gaussian_dp_epsilon(mu, delta)
-    key = tuple((float(p.noise_ratio), int(p.steps), float(p.sampling_probability)) for p in phases)
+    key = _accounting_key(phases)
     n = int(dataset_size or 0)
     if sampling == "without_replacement":
         return _accountant_epsilon(key, float(delta), sampling, n, 0.0)
