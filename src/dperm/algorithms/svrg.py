@@ -11,7 +11,9 @@ Gaussian noise (ALGORITHMS.md):
 
 1. Once per epoch the snapshot gradient of the loss is released as
    ``v~ = grad F_loss(x~) + N(0, sigma_s^2 I)``, sensitivity ``2 L / n`` (replace-one),
-   a full-batch Gaussian release.
+   a full-batch Gaussian release. The snapshots share their Gaussian-DP budget
+   geometrically by default (:func:`snapshot_weights`): later snapshots, whose noise the
+   remaining contractions cannot shrink, get more of it.
 2. Every inner step releases the batch sum of the variance-reduction terms
    ``grad f_i(x) - grad f_i(x~)``. For a GLM loss with ``|phi'| <= L_phi``,
    ``|phi''| <= beta_phi`` and ``||x_i|| <= R`` each term has norm at most
@@ -373,13 +375,14 @@ def dp_svrg(
         (:func:`prox_svrg_inner_steps` with the batch variance factor of
         :func:`minibatch_variance_factor`).
     epochs : int, optional
-        T; default :func:`svrg_default_epochs`: the T minimizing the explicit bound
-        ``rate^T + 4 T d / (n^2 mu_s^2 (1 - rate))`` (optimization error after T
-        contractions plus the error floor the T noisy snapshots leave), i.e. Theorem
-        4.2's ``T = O(log(n^2 eps^2 / (d log(1/delta))))`` with its constant fixed by
-        the trade-off it hides. (Until 2026-11 the default was the log base 4/3 of that
-        ratio, 48 epochs on ADULT at eps = 1: every extra snapshot raises the noise of
-        all of them, and the excess risk was 25x that of dp_sgd, 0.78 at eps = 0.1.)
+        T; default :func:`svrg_default_epochs`: the first T within 10% of the minimum of
+        the explicit bound ``rate^T + (4 d / (n^2 mu_s^2)) snapshot_noise_factor(T)``
+        (optimization error after T contractions plus the error floor the noisy
+        snapshots leave), i.e. Theorem 4.2's ``T = O(log(n^2 eps^2 / (d log(1/delta))))``
+        with its constant fixed by the trade-off it hides. (Until 2026-11 the default
+        was the log base 4/3 of that ratio, 48 epochs on ADULT at eps = 1: every extra
+        snapshot raised the noise of all of them, and the excess risk was 0.78 at
+        eps = 0.1.)
     batch_size : int, optional
         Examples per inner step. The paper picks one (``batch_size=1``); the default
         ``round(sqrt(n))`` gives the same privacy amplification per example seen and
@@ -393,6 +396,12 @@ def dp_svrg(
         Target per-epoch contraction factor that sets the default m (default 1/4; the
         paper's analysis uses 3/4 with single-example steps, where a batch of b rows
         reaches 1/4 with a similar m).
+    snapshot_schedule : {"geometric", "uniform"}
+        How the snapshots share their Gaussian-DP budget (:func:`snapshot_weights`).
+        ``"geometric"``: shares proportional to ``rate^((T - s)/2)`` with ``rate`` the
+        plan's Prox-SVRG contraction factor, which minimizes the bias the snapshot
+        noise leaves after the contractions (4x lower excess risk than ``"uniform"``
+        on ADULT at eps = 1; the privacy guarantee is the same).
 
     Warns
     -----
@@ -458,6 +467,7 @@ def dp_svrg_pp(
     batch_size: int | None = None,
     sampling: str = "poisson",
     snapshot_share: float = 0.8,
+    snapshot_schedule: str = "geometric",
     init=None,
 ) -> PrivateFit:
     """DP-SVRG++ (seed 000, Algorithm 2) for a convex, not necessarily strongly convex F.
@@ -479,6 +489,9 @@ def dp_svrg_pp(
         ``ceil(n / (b 2^T))``, so the inner loop costs about two passes over the data.
     batch_size, sampling, snapshot_share :
         As in :func:`dp_svrg`.
+    snapshot_schedule : {"geometric", "uniform"}
+        As in :func:`dp_svrg`, with ``rate = 1/2`` (SVRG++ halves its error bound per
+        epoch): 2-3x lower excess risk than ``"uniform"`` on ADULT, BANK and CreditCard.
 
     References
     ----------
@@ -497,4 +510,4 @@ def dp_svrg_pp(
     lengths = [m * 2**s for s in range(1, T + 1)]
     return _run(problem, budget, rng, name="dp_svrg_pp", epoch_lengths=lengths, restart_from_snapshot=False,
                 step_size=eta, batch_size=b, sampling=sampling, snapshot_share=snapshot_share, init=init,
-                snapshot_weights=snapshot_weights(T, "uniform", 0.5))
+                snapshot_weights=snapshot_weights(T, snapshot_schedule, 0.5))
