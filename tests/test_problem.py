@@ -154,6 +154,26 @@ def test_loss_derivatives_match_finite_differences(case):
     assert np.all(np.isfinite(loss.value(a, y)))
 
 
+def test_logistic_derivative_is_exact_at_the_tails_and_keeps_the_precision():
+    from scipy.special import expit
+
+    from dperm.problem.losses import Logistic
+
+    loss = Logistic()
+    a = np.array([-1e4, -800.0, -30.0, -1.0, 0.0, 1e-8, 2.0, 40.0, 800.0, 1e4])
+    for y in (np.ones_like(a), -np.ones_like(a)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow warning escapes
+            ours = loss.derivative(a, y)
+        np.testing.assert_allclose(ours, -y * expit(-y * a), rtol=1e-15, atol=0)
+        assert np.all(np.abs(ours) <= 1.0)  # the Lipschitz constant L_phi = 1 holds exactly
+    assert isinstance(loss.derivative(2.0, 1.0), float) and loss.derivative(2.0, 1.0) == pytest.approx(-expit(-2.0))
+    assert loss.derivative(np.float32([1, 2]), np.float32([1, -1])).dtype == np.float32
+    assert loss.derivative(np.array([1, 2]), np.array([1, -1])).dtype == np.float64
+    margins = np.arange(6.0).reshape(2, 3)
+    assert loss.derivative(margins, np.ones((2, 3))).shape == (2, 3) and margins[0, 1] == 1.0  # input untouched
+
+
 def test_loss_values_closed_form():
     a = np.array([-2.0, -0.3, 0.0, 0.7, 1.0, 1.4, 3.0])
     y = np.ones_like(a)
