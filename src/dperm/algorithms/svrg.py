@@ -286,7 +286,13 @@ def _privacy_ratio(n: int, d: int, budget: PrivacyBudget) -> float:
 
 
 class SVRGPlan(NamedTuple):
-    """The hyper-parameters dp_svrg runs with, and its inner-noise diagnostic."""
+    """The hyper-parameters dp_svrg runs with, and its inner-noise diagnostic.
+
+    ``noise_term``: :func:`inner_noise_contraction_term` (>= 1: contraction not
+    guaranteed); ``rate``: the plan's Prox-SVRG contraction factor per epoch
+    (:func:`prox_svrg_rate`, capped at 0.99), which also shapes the geometric snapshot
+    schedule.
+    """
 
     step_size: float
     inner_steps: int
