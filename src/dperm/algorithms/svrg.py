@@ -48,8 +48,8 @@ from ._common import check_step_size, check_steps, initial_point, projection_of,
 from .registry import register
 
 __all__ = ["dp_svrg", "dp_svrg_pp", "prox_svrg_inner_steps", "prox_svrg_rate", "minibatch_variance_factor",
-           "svrg_default_epochs", "snapshot_weights", "snapshot_noise_factor", "inner_noise_contraction_term", "SVRGNoiseWarning", "SVRGPlan",
-           "dp_svrg_plan"]
+           "svrg_default_epochs", "snapshot_weights", "snapshot_noise_factor", "inner_noise_contraction_term",
+           "SVRGNoiseWarning", "SVRGPlan", "dp_svrg_plan"]
 
 _BLOCK = 512
 
