@@ -121,7 +121,7 @@ def test_phase_calibration_is_certified_at_its_grid():
     fixed = [GaussianPhase(30.0, 5)]
     ratio = calibrate_phase_noise_ratio(budget, fixed, 400, 0.02, dataset_size=2000)
     phases = fixed + [GaussianPhase(ratio, 400, 0.02)]
-    at_grid = phases_epsilon(phases, 1e-5, grid=calibration_grid(1.0))
+    at_grid = phases_epsilon(phases, 1e-5, grid=calibration_grid(1.0, 1e-5, 400))
     assert at_grid <= 1.0 + 1e-12  # the point returned was certified at that grid
     assert at_grid == pytest.approx(phases_epsilon(phases, 1e-5), rel=0.01)  # and agrees with the refined one
 

@@ -370,3 +370,24 @@ def test_exponential_mechanism_step_epsilon_edge_cases():
         e0 = exponential_mechanism_step_epsilon(eps, delta, steps)
         assert exponential_mechanism_composition_epsilon([e0] * steps, delta) <= eps
         assert e0 >= eps / steps * (1 - 1e-12)
+
+
+def test_pld_grid_follows_one_steps_privacy_loss_at_tiny_sampling_rates():
+    """With one example per step (seed 002's schedule, q = 1/n, T = n^2) each step's
+    privacy loss is far below the epsilon-based grid, and the rounding of every step adds
+    up: the grid must follow the step's scale (the error depends on grid / step_mu)."""
+    from dperm.privacy.calibrate import _pld_epsilon, _pld_grid, step_gdp_mu
+
+    n = 3000
+    q, steps, sigma = 1.0 / n, n * n, 7.49  # sensitivity 2: noise ratio 3.745
+    step_mu = step_gdp_mu(q, sigma / 2.0)
+    assert _pld_grid(1.0, step_mu) == pytest.approx(step_mu / 5)
+    assert _pld_grid(1.0, 1.0) == _pld_grid(1.0) == 5e-4  # the epsilon rule when the steps are coarse
+    ours = subsampled_gaussian_epsilon(sigma, sensitivity=2.0, sampling_probability=q, steps=steps, delta=1e-5)
+    converged = _pld_epsilon([(sigma, steps, q)], 1e-5, step_mu / 20)  # noise multiplier sigma / (Delta/2)
+    coarse = _pld_epsilon([(sigma, steps, q)], 1e-5, 5e-4)  # the epsilon rule alone (before 2026-11-23)
+    assert converged <= ours <= converged * 1.01
+    assert coarse > 1.8 * converged  # what the step rule fixes
+    # and the calibration finds the noise the converged accountant needs
+    found = subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=2.0, sampling_probability=q, steps=steps)
+    assert 7.4 < found < 7.6

@@ -289,6 +289,15 @@ def _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_ca
 
 
 @njit(**_JIT)
+def _svrg_slopes(code, param, y, snap_slopes, rows, k, m, cap, slopes):
+    """Batch k's middle sweep: ``slopes[:m]`` (the margins at w) become the slope
+    differences ``phi'(margin) - snap_slopes[i]``, clipped to ``[-cap, cap]``."""
+    for b in range(m):
+        i = rows[k, b]
+        slopes[b] = min(max(_dphi(code, param, slopes[b], y[i]) - snap_slopes[i], -cap), cap)
+
+
+@njit(**_JIT)
 def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio, etas, denom, code,
                      param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, data_norm,
                      noise_scales):
@@ -310,17 +319,22 @@ def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals
     d = w.shape[0]
     g = np.empty(d)
     scratch = np.empty(d)
+    slopes = np.empty(rows.shape[1])
     for k in range(etas.shape[0]):
         c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
                                                diff_smoothness, g)
-        cap = c / data_norm
-        for b in range(counts[k]):
+        m = counts[k]
+        for b in range(m):  # three sweeps, as in sgd_steps_dense: margins, slopes, scatter
             i = rows[k, b]
             a = 0.0
             for j in range(d):
                 a += X[i, j] * w[j]
-            s = min(max(_dphi(code, param, a, y[i]) - snap_slopes[i], -cap), cap)
+            slopes[b] = a
+        _svrg_slopes(code, param, y, snap_slopes, rows, k, m, c / data_norm, slopes)
+        for b in range(m):
+            s = slopes[b]
             if s != 0.0:
+                i = rows[k, b]
                 for j in range(d):
                     g[j] += s * X[i, j]
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
@@ -334,17 +348,27 @@ def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, snap_slopes, row
     d = w.shape[0]
     g = np.empty(d)
     scratch = np.empty(d)
+    width = rows.shape[1]
+    slopes = np.empty(width)
+    starts = np.empty(width, dtype=np.int64)
+    stops = np.empty(width, dtype=np.int64)
     for k in range(etas.shape[0]):
         c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
                                                diff_smoothness, g)
-        cap = c / data_norm
-        for b in range(counts[k]):
+        m = counts[k]
+        for b in range(m):
             i = rows[k, b]
+            starts[b] = indptr[i]
+            stops[b] = indptr[i + 1]
+        for b in range(m):
             a = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
+            for p in range(starts[b], stops[b]):
                 a += data[p] * w[indices[p]]
-            s = min(max(_dphi(code, param, a, y[i]) - snap_slopes[i], -cap), cap)
+            slopes[b] = a
+        _svrg_slopes(code, param, y, snap_slopes, rows, k, m, c / data_norm, slopes)
+        for b in range(m):
+            s = slopes[b]
             if s != 0.0:
-                for p in range(indptr[i], indptr[i + 1]):
+                for p in range(starts[b], stops[b]):
                     g[indices[p]] += s * data[p]
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)

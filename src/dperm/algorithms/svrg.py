@@ -197,7 +197,7 @@ def _split_budget(budget: PrivacyBudget, weights: np.ndarray, snapshot_share: fl
     inner = GaussianPhase(inner_ratio, steps, q)
     # The epsilon the calibration certified (same grid, cached); every grid is a valid bound.
     spent = phases_epsilon(snapshots + [inner], budget.delta, sampling=sampling, dataset_size=n,
-                           grid=calibration_grid(budget.epsilon))
+                           grid=calibration_grid(budget.epsilon, budget.delta, steps))
     return snapshot_ratios, inner_ratio, min(spent, budget.epsilon)
 
 

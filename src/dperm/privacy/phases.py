@@ -29,7 +29,8 @@ from typing import Sequence
 
 from .budget import PrivacyBudget
 from .calibrate import ACCOUNTANT_MIN_RATIO as _ACCOUNTANT_MIN_RATIO
-from .calibrate import _pld_grid, clt_log_slope, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu, smallest_certified_noise
+from .calibrate import (_pld_epsilon, _pld_grid, clt_log_slope, clt_noise_ratio, gaussian_dp_epsilon, gaussian_dp_mu,
+                        smallest_certified_noise, step_gdp_mu)
 
 __all__ = ["GaussianPhase", "phases_epsilon", "calibrate_phase_noise_ratio", "calibration_grid"]
 
@@ -89,39 +90,15 @@ def _check_common(phases: Sequence[GaussianPhase], delta: float, sampling: str, 
                 raise ValueError(f"sampling_probability * dataset_size must be a whole batch size, got {batch}")
 
 
-@functools.lru_cache(maxsize=256)
-def _phase_pld(ratio: float, steps: int, q: float, grid: float):
-    """The PLD of one phase, built as dp-accounting's ``PLDAccountant`` builds it (REPLACE_ONE,
-    per-example bound 1, so noise multiplier ``2 r``). Cached on its own because a
-    calibration search composes the same fixed phases with every candidate: the
-    full-batch Gaussian of DP-SVRG's snapshots is the costliest PLD to build (its loss
-    range is wide) and does not change during the search."""
-    from dp_accounting import NeighboringRelation
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    relation = NeighboringRelation.REPLACE_ONE
-    if q >= 1.0:
-        # ``steps`` full-batch Gaussian releases compose exactly to one Gaussian with the
-        # noise divided by sqrt(steps) (what the accountant does for GaussianDpEvent).
-        return pld.from_gaussian_mechanism(standard_deviation=2.0 * ratio / math.sqrt(steps),
-                                           value_discretization_interval=grid, neighboring_relation=relation)
-    return pld.from_gaussian_mechanism(standard_deviation=2.0 * ratio, value_discretization_interval=grid,
-                                       sampling_prob=q, neighboring_relation=relation).self_compose(steps)
-
-
 @functools.lru_cache(maxsize=2048)
 def _accountant_epsilon(key: tuple, delta: float, sampling: str, n: int, grid: float) -> float:
     import dp_accounting as dpa
 
     replace_one = dpa.NeighboringRelation.REPLACE_ONE
     if sampling == "poisson":
-        from dp_accounting.pld import privacy_loss_distribution as pld
-
-        # The composition PLDAccountant performs, phase PLDs taken from the cache.
-        total = pld.identity(value_discretization_interval=grid)
-        for ratio, steps, q in key:
-            total = total.compose(_phase_pld(ratio, steps, q, grid))
-        return float(total.get_epsilon_for_delta(delta))
+        # The composition PLDAccountant performs (noise multiplier 2 r: per-example bound
+        # 1, replace-one sensitivity 2), phase PLDs taken from the cache.
+        return _pld_epsilon([(2.0 * ratio, steps, q) for ratio, steps, q in key], delta, grid)
     from dp_accounting.rdp import rdp_privacy_accountant
 
     accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=replace_one)
@@ -182,18 +159,25 @@ def phases_epsilon(
         return _accountant_epsilon(key, float(delta), sampling, n, 0.0)
     if grid is not None:
         return _safe(key, float(delta), sampling, n, float(grid))
-    best, grid = math.inf, 0.5
+    # the smallest privacy-loss scale of one subsampled step sets a floor on the grid
+    step_mu = min(step_gdp_mu(p.sampling_probability, p.noise_ratio) for p in phases if not p.full_batch)
+    best, grid = math.inf, _pld_grid(math.inf, step_mu)
     while True:
         best = min(best, _safe(key, float(delta), sampling, n, grid))
-        finer = _pld_grid(best)
+        finer = _pld_grid(best, step_mu)
         if finer >= grid * 0.999:
             return best
         grid = finer
 
 
-def calibration_grid(epsilon: float) -> float:
-    """The PLD discretization :func:`calibrate_phase_noise_ratio` certifies at."""
-    return _pld_grid(epsilon)
+def calibration_grid(epsilon: float, delta: float | None = None, steps: int | None = None) -> float:
+    """The PLD discretization :func:`calibrate_phase_noise_ratio` certifies at, for a
+    target ``(epsilon, delta)`` and a calibrated phase of ``steps`` subsampled steps:
+    epsilon / 2000, and at most a fifth of ``mu(epsilon, delta) / sqrt(steps)``, an
+    upper estimate of one step's privacy-loss scale (see ``_pld_grid``)."""
+    if delta is None or steps is None:
+        return _pld_grid(epsilon)
+    return _pld_grid(epsilon, gaussian_dp_mu(epsilon, delta) / math.sqrt(steps))
 
 
 def calibrate_phase_noise_ratio(
@@ -211,13 +195,14 @@ def calibrate_phase_noise_ratio(
 
     Raises ``ValueError`` when the ``fixed`` phases alone already spend the budget. The
     epsilon the accountant certified at the returned ratio is
-    ``phases_epsilon(..., grid=calibration_grid(budget.epsilon))`` (cached: free).
+    ``phases_epsilon(..., grid=calibration_grid(budget.epsilon, budget.delta, steps))``
+    (cached: free).
     """
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
     fixed = tuple(fixed)
 
-    grid = _pld_grid(budget.epsilon)
+    grid = calibration_grid(budget.epsilon, budget.delta, steps)
 
     def eps_at(ratio: float) -> float:
         # One PLD at the grid fitted to the target (every grid gives a valid upper bound):
