@@ -383,6 +383,9 @@ def test_pld_grid_follows_one_steps_privacy_loss_at_tiny_sampling_rates():
     step_mu = step_gdp_mu(q, sigma / 2.0)
     assert _pld_grid(1.0, step_mu) == pytest.approx(step_mu / 5)
     assert _pld_grid(1.0, 1.0) == _pld_grid(1.0) == 5e-4  # the epsilon rule when the steps are coarse
+    # memory: at T = n^2 on ADULT the step rule (1.35e-6) would need over 24 GB; the grid stays coarser
+    assert _pld_grid(1.0, 6.75e-6, steps=32561**2) == pytest.approx(1.9e-5 * 32561**2 / 2e9)
+    assert _pld_grid(1.0, step_mu, steps=steps) == pytest.approx(step_mu / 5)  # n = 3000: not binding
     ours = subsampled_gaussian_epsilon(sigma, sensitivity=2.0, sampling_probability=q, steps=steps, delta=1e-5)
     converged = _pld_epsilon([(sigma, steps, q)], 1e-5, step_mu / 20)  # noise multiplier sigma / (Delta/2)
     coarse = _pld_epsilon([(sigma, steps, q)], 1e-5, 5e-4)  # the epsilon rule alone (before 2026-11-23)

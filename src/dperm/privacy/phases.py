@@ -161,10 +161,11 @@ def phases_epsilon(
         return _safe(key, float(delta), sampling, n, float(grid))
     # the smallest privacy-loss scale of one subsampled step sets a floor on the grid
     step_mu = min(step_gdp_mu(p.sampling_probability, p.noise_ratio) for p in phases if not p.full_batch)
-    best, grid = math.inf, _pld_grid(math.inf, step_mu)
+    steps = max(p.steps for p in phases if not p.full_batch)
+    best, grid = math.inf, _pld_grid(math.inf, step_mu, steps)
     while True:
         best = min(best, _safe(key, float(delta), sampling, n, grid))
-        finer = _pld_grid(best, step_mu)
+        finer = _pld_grid(best, step_mu, steps)
         if finer >= grid * 0.999:
             return best
         grid = finer
@@ -177,7 +178,7 @@ def calibration_grid(epsilon: float, delta: float | None = None, steps: int | No
     upper estimate of one step's privacy-loss scale (see ``_pld_grid``)."""
     if delta is None or steps is None:
         return _pld_grid(epsilon)
-    return _pld_grid(epsilon, gaussian_dp_mu(epsilon, delta) / math.sqrt(steps))
+    return _pld_grid(epsilon, gaussian_dp_mu(epsilon, delta) / math.sqrt(steps), steps)
 
 
 def calibrate_phase_noise_ratio(
