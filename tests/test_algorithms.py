@@ -159,6 +159,25 @@ def test_dp_sgd_accounts_the_sampling_it_runs():
     assert wor.noise["scale"] > poisson.noise["scale"]
 
 
+def test_sgd_step_size_function_is_the_table_block_by_block():
+    """dp_sgd evaluates its schedule per block (T = n^2 ~ 1e9 would need 8.5 GB as a
+    table): the same run as with the full table, to the last bit."""
+    from dperm.algorithms.sgd import run_noisy_sgd
+
+    X, y = make_data(n=300)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    domain = problem.effective_constraint()
+    T = 1300  # not a multiple of the block
+    table = 1.0 / (0.1 * np.arange(1, T + 1, dtype=np.float64))
+    kw = dict(batch_size=5, sampling="poisson", sigma=0.7, domain=domain)
+    by_table = run_noisy_sgd(problem, np.zeros(problem.n_features), table, rng=np.random.default_rng(4), **kw)
+    by_function = run_noisy_sgd(problem, np.zeros(problem.n_features), lambda t: 1.0 / (0.1 * t), steps=T,
+                                rng=np.random.default_rng(4), **kw)
+    assert np.array_equal(by_table[0], by_function[0]) and np.array_equal(by_table[1], by_function[1])
+    with pytest.raises(ValueError, match="steps"):
+        run_noisy_sgd(problem, np.zeros(problem.n_features), lambda t: t, rng=0, **kw)
+
+
 # ------------------------------------------------------------------- convergence, huge eps
 @pytest.mark.parametrize("name, tolerance", [
     ("output_perturbation", 1e-9), ("gd_output_perturbation", 1e-6), ("noisy_gd", 2e-3), ("dp_sgd", 2e-3),

@@ -28,12 +28,16 @@ __all__ = ["dp_sgd", "run_noisy_sgd"]
 _BLOCK = 512  # steps per compiled call: bounds the memory of the pre-drawn randomness
 
 
-def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampling: str, sigma: float, rng, domain):
+def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampling: str, sigma: float, rng, domain,
+                  steps: int | None = None):
     """Noisy (proximal, projected) SGD; returns (last iterate, average iterate).
 
     Step t: batch B_t (fixed size ``batch_size`` without replacement, or Poisson with
     rate ``batch_size / n``), ``g_t = (sum_{i in B_t} grad f_i(w) + N(0, sigma^2 I)) / b``
     with b the (expected) batch size, then ``w <- Pi_C(prox(w - eta_t (g_t + l2 w)))``.
+    ``step_sizes``: an array of eta_t, or a function of the float array of step numbers
+    t (1-based) with ``steps`` given, evaluated one block at a time (at the paper's T = n^2
+    ~ 1e9 an array of step sizes would take 8.5 GB).
     """
     X, y = problem.X, problem.y
     n, d = problem.n_samples, problem.n_features
@@ -44,12 +48,22 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     w_sum = np.zeros(d)
     marker = np.zeros(n, dtype=np.int8)
     q = batch_size / n
-    step_sizes = np.asarray(step_sizes, dtype=np.float64)
+    if callable(step_sizes):
+        if steps is None:
+            raise ValueError("steps is needed with a step-size function")
+        schedule, total = step_sizes, int(steps)
+    else:
+        table = np.asarray(step_sizes, dtype=np.float64)
+        schedule, total = None, len(table)
     csr = sp.issparse(X)
     if not csr:
         X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
-    for start_at in range(0, len(step_sizes), _BLOCK):
-        etas = step_sizes[start_at : start_at + _BLOCK]
+    for start_at in range(0, total, _BLOCK):
+        if schedule is None:
+            etas = table[start_at : start_at + _BLOCK]
+        else:
+            t = np.arange(start_at + 1, min(start_at + _BLOCK, total) + 1, dtype=np.float64)
+            etas = np.ascontiguousarray(schedule(t), dtype=np.float64)
         K = len(etas)
         if sampling == "poisson":
             counts = rng.binomial(n, q, size=K).astype(np.int64)
@@ -65,7 +79,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)
         else:
             _kernels.sgd_steps_dense(X, *args)
-    return w, w_sum / max(1, len(step_sizes))
+    return w, w_sum / max(1, total)
 
 
 @register(
@@ -147,21 +161,28 @@ def dp_sgd(
     domain = problem.effective_constraint()
     R = domain.l2_radius(d)
     mu = problem.strong_convexity
-    t = np.arange(1, T + 1, dtype=np.float64)
+    # step sizes as functions of t, evaluated block by block (T may be n^2 ~ 1e9)
     if step_size == "theorem":
         if mu > 0:
-            etas = 1.0 / (mu * t)
+            def etas(t):
+                return 1.0 / (mu * t)
         else:
             G = math.sqrt((L + problem.regularizer.l2 * R) ** 2 + d * (sigma / b) ** 2)
-            etas = domain.diameter(d) / (G * np.sqrt(t))
+            diameter = domain.diameter(d)
+
+            def etas(t):
+                return diameter / (G * np.sqrt(t))
     else:
         eta = float(step_size)
         if not (math.isfinite(eta) and eta > 0):
             raise ValueError(f"step_size must be 'theorem' or a number > 0, got {step_size!r}")
-        etas = np.full(T, eta)
+
+        def etas(t):
+            return np.full(t.shape, eta)
 
     w0 = initial_point(problem, init)
-    w_last, w_avg = run_noisy_sgd(problem, w0, etas, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain)
+    w_last, w_avg = run_noisy_sgd(problem, w0, etas, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain,
+                                  steps=T)
     return PrivateFit(
         coef=w_last if output == "last" else w_avg,
         # The calibration certified epsilon <= target at its own PLD grid; the report may
