@@ -115,8 +115,9 @@ def dp_sgd(
         (epsilon, delta), delta > 0.
     batch_size : int, optional
         Default ``round(sqrt(n))``. ``batch_size=1, steps=n**2`` is the paper's schedule
-        (its accounting is exact too, at a finer PLD grid: about 1 s at n = 3000, 20 s
-        and 3.6 GB at n = 10000; the run itself takes about 1.5 microseconds a step).
+        (its accounting is exact too, at a finer PLD grid: about 1 s at n = 3000, 62 s
+        and 5.5 GB on ADULT, n = 32561, where the grid is kept coarser for memory; the
+        run itself takes about 1.6 microseconds a step, 29 min on ADULT).
     steps : int, optional
         Default ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1``
         between sampling rate and steps (T = n^2 at b = 1).

@@ -317,6 +317,8 @@ def subsampled_gaussian_epsilon(
 
 
 _PLD_COARSE_GRID = 0.5
+
+
 def clt_noise_ratio(mu_squared: float, q: float, steps: int) -> float | None:
     """Starting guess for a calibration search: the noise ratio sigma / sensitivity at
     which ``steps`` subsampled Gaussian steps are ``sqrt(mu_squared)``-GDP by the central
