@@ -60,3 +60,7 @@ def projection_of(constraint):
         if type(constraint) is cls:
             return kind, constraint.radius
     raise ValueError(f"no compiled projection for {constraint!r}")
+
+
+def noise_record(calibration, **extra) -> dict:  # TRANSITION: removed once every algorithm emits events
+    return dict(extra)

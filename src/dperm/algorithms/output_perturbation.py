@@ -1,9 +1,9 @@
 """Output perturbation: of an (approximate) exact minimizer, and of T gradient-descent steps.
 
-Both release ``w + z`` once, with z from the one general vector mechanism of
-``privacy/calibrate.py`` (L2-Laplace for epsilon-DP, analytic Gaussian for
-(epsilon, delta)-DP) scaled to an L2 sensitivity computed for the iterate actually
-released.
+Both release ``w + z`` once, with z from the one general vector mechanism
+(:func:`dperm.privacy.mechanisms.vector_mechanism`: L2-Laplace for epsilon-DP, analytic
+Gaussian for (epsilon, delta)-DP) scaled to an L2 sensitivity computed for the iterate
+actually released.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import calibrate_vector_mechanism
+from ..privacy.mechanisms import sample_release, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
-from ._common import check_step_size, check_steps, initial_point, noise_record, start
+from ._common import check_step_size, check_steps, initial_point, start
 from .registry import check_assumptions, get, register
 
 __all__ = [
@@ -34,35 +34,34 @@ class PreparedRelease:
 
     Everything here is computed without randomness, so repeated private releases of one
     problem (benchmarks, ``dperm bench table3``) may share it and redraw only the noise;
-    each release is then a fresh run of the mechanism with the stated guarantee.
+    each release is then a fresh run of the mechanism with the stated guarantee (and is
+    charged as such by :meth:`release`). ``diagnostics`` holds the non-private solver's
+    bookkeeping (never released).
     """
 
     algorithm: str
     point: np.ndarray
-    calibration: object  # privacy.calibrate.NoiseCalibration
+    calibration: object  # privacy.accountant.Calibration
     hyperparameters: dict
-    iterations: int
-    gradient_evaluations: int
-    noise_extra: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
 
     def draw(self, problem: ERMProblem, rng) -> np.ndarray:
         """``point + z``, projected back onto a bounded C (post-processing)."""
-        w_priv = self.point + self.calibration.sample(rng, problem.n_features)
+        w_priv = self.point + sample_release(rng, self.calibration.event, problem.n_features)
         if problem.constraint.bounded:
             w_priv = problem.constraint.project(w_priv)
         return w_priv
 
-    def release(self, problem: ERMProblem, rng) -> PrivateFit:
+    def release(self, problem: ERMProblem, rng, *, diagnostics: bool = False) -> PrivateFit:
         return PrivateFit(
             coef=self.draw(problem, rng),
-            privacy_spent=self.calibration.budget,
+            privacy_spent=self.calibration.spent,
             algorithm=self.algorithm,
+            event=self.calibration.event,
             hyperparameters=dict(self.hyperparameters),
-            noise=noise_record(self.calibration, **self.noise_extra),
-            gradient_evaluations=self.gradient_evaluations,
-            iterations=self.iterations,
             info=dict(self.info),
+            diagnostics=dict(self.diagnostics) if diagnostics else {},
         )
 
 
@@ -78,9 +77,11 @@ def _check(name: str, problem: ERMProblem, budget: PrivacyBudget) -> None:
     "output_perturbation",
     setting="strongly convex",
     guarantee="epsilon or (epsilon, delta)",
-    source="seed 002 Alg. 3 (output perturbation step; after Chaudhuri et al. 2011)",
+    source="Bassily, Smith, Thakurta 2014, Alg. 3 (output perturbation step; after Chaudhuri et al. 2011)",
     paper="Bassily, Smith, Thakurta 2014; Chaudhuri, Monteleoni, Sarwate 2011",
-    requires=("convex", "strongly_convex", "lipschitz", "smooth"),
+    # margin_loss: the argmin sensitivity 2L/(n mu) needs the loss's convexity and the
+    # bound L to hold for the true gradients; a custom loss only declares them
+    requires=("convex", "strongly_convex", "lipschitz", "smooth", "margin_loss"),
     gradient_complexity="a non-private solve to a certified tolerance (Newton-CG)",
     summary="perturb an approximate minimizer whose optimality residual is certified",
 )
@@ -90,6 +91,7 @@ def output_perturbation(
     *,
     rng=None,
     tolerance: float | None = None,
+    diagnostics: bool = False,
 ) -> PrivateFit:
     """Output perturbation of an approximate minimizer of a strongly convex F.
 
@@ -111,6 +113,9 @@ def output_perturbation(
         Source of the noise.
     tolerance : float, optional
         Public residual target; default ``1e-3 L / n`` (adds 0.1% to the sensitivity).
+    diagnostics : bool, default False
+        Fill ``PrivateFit.diagnostics`` with the non-private solver's iteration count
+        (NOT private: for debugging only).
 
     Returns
     -------
@@ -128,7 +133,7 @@ def output_perturbation(
     2011; the approximate-minimizer correction follows the remark of ALGORITHMS.md.
     """
     rng = start("output_perturbation", problem, budget, rng)
-    return prepare_output_perturbation(problem, budget, tolerance=tolerance).release(problem, rng)
+    return prepare_output_perturbation(problem, budget, tolerance=tolerance).release(problem, rng, diagnostics=diagnostics)
 
 
 def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None) -> PreparedRelease:
@@ -138,21 +143,21 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     tolerance = 1e-3 * L / n if tolerance is None else float(tolerance)
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
+    sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
+    calibration = vector_mechanism(budget, sensitivity, label="output_perturbation")  # before the data is read
     solution = solve_reference(problem, tol=tolerance)
     if not solution.residual <= tolerance:
         raise RuntimeError(
-            f"the solver reached residual {solution.residual:.3g} > tolerance {tolerance:.3g}; "
-            "nothing was released. Raise `tolerance` (it enters the sensitivity)."
+            f"the solver did not reach the tolerance {tolerance:.3g}; nothing was released. "
+            "Raise `tolerance` (it enters the sensitivity)."
         )
-    sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     return PreparedRelease(
         algorithm="output_perturbation",
         point=solution.coef,
-        calibration=calibrate_vector_mechanism(budget, sensitivity),
+        calibration=calibration,
         hyperparameters={"tolerance": tolerance},
-        iterations=solution.iterations,
-        gradient_evaluations=n * solution.iterations,
-        noise_extra={"minimizer_sensitivity": 2.0 * L / (n * mu)},
+        info={"minimizer_sensitivity": 2.0 * L / (n * mu)},
+        diagnostics={"solver_iterations": solution.iterations},
     )
 
 
@@ -202,9 +207,11 @@ def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) ->
     "gd_output_perturbation",
     setting="convex or strongly convex, smooth",
     guarantee="epsilon or (epsilon, delta)",
-    source="seed 003 Alg. 1",
+    source="Zhang, Zheng, Mou, Wang 2017, Alg. 1",
     paper="Zhang, Zheng, Mou, Wang 2017",
-    requires=("convex", "smooth", "lipschitz"),
+    # margin_loss: the contraction of GD steps needs the declared convexity and
+    # smoothness to be true, which a custom loss's clipped gradients do not guarantee
+    requires=("convex", "smooth", "lipschitz", "margin_loss"),
     gradient_complexity="n T, T = O(kappa log n) strongly convex, O(n^(2/3)) convex",
     summary="T steps of full gradient descent, then noise scaled to the exact GD sensitivity",
 )
@@ -275,6 +282,7 @@ def prepare_gd_output_perturbation(
     eta = (1.0 / (mu + beta) if mu > 0 else 1.0 / beta) if step_size is None else check_step_size(step_size)
     T = _default_steps(problem, budget, radius) if steps is None else check_steps("steps", steps)
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
+    calibration = vector_mechanism(budget, sensitivity, label="gd_output_perturbation")  # before the data is read
 
     w = gradient_descent(problem, eta, T, initial_point(problem, init))
 
@@ -284,10 +292,8 @@ def prepare_gd_output_perturbation(
     return PreparedRelease(
         algorithm="gd_output_perturbation",
         point=w,
-        calibration=calibrate_vector_mechanism(budget, sensitivity),
+        calibration=calibration,
         hyperparameters={"step_size": eta, "steps": T, "radius": radius},
-        iterations=T,
-        gradient_evaluations=n * T,
         info=info,
     )
 

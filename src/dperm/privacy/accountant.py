@@ -107,7 +107,7 @@ def _flatten(event, flat: _Flat, count: int) -> None:
         flat.pure.append((event.epsilon, count, False))
     elif isinstance(event, ev.ExponentialMechanismRelease):
         flat.pure.append((event.epsilon, count, True))
-    elif isinstance(event, ev.ApproximateDpRelease):
+    elif isinstance(event, (ev.ApproximateDpRelease, ev.ObjectivePerturbationRelease)):
         flat.approximate.append((count * event.epsilon, count * event.delta))
     else:
         raise UnsupportedEventError(f"no exact accounting route for {type(event).__name__}")
@@ -141,9 +141,9 @@ def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
         rest = flat.without_approximate()
         if rest.empty:
             return eps_a if delta_a <= delta else math.inf
-        if delta_a >= delta:
+        if delta_a > delta:
             return math.inf
-        return eps_a + _epsilon(rest, delta - delta_a, grid)
+        return eps_a + _epsilon(rest, max(0.0, delta - delta_a), grid)
     if flat.empty:
         return 0.0
     has_gaussian = flat.gaussian_mu2 > 0 or bool(flat.sampled)

@@ -46,7 +46,7 @@ __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
     "GaussianRelease", "L2LaplaceRelease", "LaplaceRelease", "ExponentialMechanismRelease",
-    "ApproximateDpRelease", "gaussian_release", "composed", "repeated", "describe",
+    "ApproximateDpRelease", "ObjectivePerturbationRelease", "gaussian_release", "composed", "repeated", "describe",
 ]
 
 DpEvent = _dpe.DpEvent
@@ -168,6 +168,47 @@ class ApproximateDpRelease(_dpe.DpEvent):
     delta: float = attr.ib(validator=_non_negative)
     noise: _dpe.DpEvent | None = attr.ib(default=None)
     extra_epsilon: float = attr.ib(default=0.0, validator=_non_negative)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ObjectivePerturbationRelease(_dpe.DpEvent):
+    """Objective perturbation's release of ``argmin F + Lambda/(2n)||w||^2 + <b, w>/n``
+    (Chaudhuri, Monteleoni, Sarwate 2011; Kifer, Smith, Thakurta 2012) for a GLM loss.
+
+    Its privacy loss is the Jacobian term (at most ``jacobian_epsilon``) plus the noise
+    term of b, whose shift (norm <= ``sensitivity``) has an output-dependent direction
+    in the span of the two differing rows: pure ``jacobian_epsilon + sensitivity/scale``
+    for L2-Laplace b; for Gaussian b the bound of :mod:`dperm.privacy.shifted_gaussian`
+    (k = 2) at ``delta``. Accounted as a mechanism with that one (epsilon, delta)
+    guarantee (basic composition with others).
+
+    Attributes
+    ----------
+    noise : {"gaussian", "l2_laplace"}
+    scale : float
+        Standard deviation (Gaussian) or scale (L2-Laplace) of b.
+    sensitivity : float
+        Bound on the norm of the shift of b between neighbours (2 L).
+    jacobian_epsilon : float
+    delta : float
+        The delta the guarantee is stated at (0 for L2-Laplace).
+    """
+
+    noise: str = attr.ib()
+    scale: float = attr.ib(validator=_positive)
+    sensitivity: float = attr.ib(validator=_positive)
+    jacobian_epsilon: float = attr.ib(validator=_non_negative)
+    delta: float = attr.ib(default=0.0, validator=_non_negative)
+
+    @property
+    def epsilon(self) -> float:
+        if self.noise == "l2_laplace":
+            return self.jacobian_epsilon + self.sensitivity / self.scale
+        if self.noise != "gaussian":
+            raise ValueError(f"noise must be 'gaussian' or 'l2_laplace', got {self.noise!r}")
+        from .shifted_gaussian import shifted_gaussian_epsilon
+
+        return self.jacobian_epsilon + shifted_gaussian_epsilon(self.sensitivity / self.scale, self.delta, 2)
 
 
 def composed(events: Sequence[_dpe.DpEvent]) -> _dpe.DpEvent:

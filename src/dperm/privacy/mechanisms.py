@@ -52,9 +52,11 @@ def calibrate_and_charge(make_event: Callable[[float], object], budget: PrivacyB
     return calibration
 
 
-def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, label: str = "") -> Calibration:
+def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, label: str = "", *,
+                     charge_now: bool = True) -> Calibration:
     """Calibrate ``steps`` releases of a vector of replace-one L2 ``sensitivity`` to
-    ``budget`` (L2-Laplace for delta = 0, Gaussian otherwise) and charge it.
+    ``budget`` (L2-Laplace for delta = 0, Gaussian otherwise) and charge it (unless
+    ``charge_now`` is False: the caller then charges a composition that contains it).
 
     ``Calibration.noise`` is the per-release scale (L2-Laplace) or standard deviation
     (Gaussian); ``Calibration.event`` the composed event. Sensitivity 0 releases nothing
@@ -70,7 +72,7 @@ def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, 
     else:
         def make(x):
             return ev.repeated(ev.gaussian_release(x, sensitivity), steps)
-    return calibrate_and_charge(make, budget, label)
+    return calibrate_and_charge(make, budget, label) if charge_now else calibrate(make, budget)
 
 
 def single_release(event):
