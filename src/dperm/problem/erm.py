@@ -52,10 +52,10 @@ def clip_rows(X, bound: float, *, name: str = "X"):
     scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0).astype(X.dtype)
     clearly = norms > bound * (1.0 + 8 * eps)
     if clearly.any():
+        # No count and no norm in the message: both are statistics of the data.
         warnings.warn(
-            f"{int(clearly.sum())} of {X.shape[0]} rows of {name} have L2 norm above the declared "
-            f"data_norm={bound:g} (largest {norms.max():.4g}); they were scaled down to it. "
-            "Declare a larger data_norm or rescale the features to avoid this.",
+            f"some rows of {name} have L2 norm above the declared data_norm={bound:g}; they were "
+            "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
             DataNormWarning,
             stacklevel=3,
         )
@@ -129,9 +129,8 @@ class ERMProblem:
             over = np.abs(y) > self.label_bound * (1 + 1e-12)
             if over.any():
                 warnings.warn(
-                    f"{int(over.sum())} labels exceed the declared label_bound="
-                    f"{self.label_bound:g} (largest |y| = {np.abs(y).max():.4g}); they were "
-                    "clipped to it.",
+                    f"some labels exceed the declared label_bound={self.label_bound:g}; they were "
+                    "clipped to it. Declare a larger label_bound or rescale the labels.",
                     DataNormWarning,
                     stacklevel=2,
                 )
