@@ -37,7 +37,7 @@ from ..problem.reference import solve_reference
 from ..result import PrivateFit
 from . import _kernels
 from ._common import start
-from .registry import register
+from .registry import AutoRule, register
 
 __all__ = ["exponential_mechanism", "localization", "grid_net", "net_size"]
 
@@ -176,6 +176,8 @@ def _check_net(radius, alpha, d, max_points, n, epsilon, diameter_of):
     requires=("convex", "lipschitz", "bounded_domain", "pure_dp", "margin_loss"),
     gradient_complexity="n d |net| loss evaluations, |net| ~ (eps n / sqrt d)^d",
     summary="exact Gumbel-max sampling of exp(-eps n F / (2 L ||C||)) over an alpha-net of C",
+    auto=AutoRule(9, lambda p, b: p.is_convex,
+                  'convex, pure DP, small dimension: exponential mechanism'),
 )
 def exponential_mechanism(
     problem: ERMProblem,

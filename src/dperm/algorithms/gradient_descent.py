@@ -18,7 +18,7 @@ from ..privacy.mechanisms import sample_release, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
-from .registry import register
+from .registry import AutoRule, register
 
 __all__ = ["noisy_gd", "noisy_gradient_steps"]
 
@@ -56,6 +56,8 @@ def noisy_gradient_steps(problem: ERMProblem, noise, w0, step_sizes, rng, domain
     requires=("convex", "lipschitz", "bounded_domain", "approximate_dp"),
     gradient_complexity="n T, T = n^2 mu_GDP^2 / (4 d) (capped by max_steps)",
     summary="projected GD with Gaussian-noised full gradients; outputs the average iterate",
+    auto=AutoRule(8, lambda p, b: p.is_convex,
+                  'convex, possibly non-smooth: noisy projected gradient descent'),
 )
 def noisy_gd(
     problem: ERMProblem,

@@ -45,7 +45,8 @@ from ..privacy.mechanisms import charge, sample_release, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import start
-from .registry import register
+from .auto import strongly_convex_smooth
+from .registry import AutoRule, register
 
 __all__ = ["objective_perturbation", "objective_perturbation_lambda"]
 
@@ -171,6 +172,8 @@ def _newton_polish(value_and_gradient, hessp, w, tolerance, max_iter=30, hessian
     requires=("convex", "smooth", "lipschitz", "smooth_regularizer", "unconstrained", "margin_loss"),
     gradient_complexity="a non-private solve of the perturbed objective (Newton-CG)",
     summary="minimize F + Lambda/(2n)||w||^2 + <b, w>/n, then a small output perturbation",
+    auto=AutoRule(2, lambda p, b: strongly_convex_smooth(p, b) and p.regularizer.is_smooth and not p.constraint.bounded,
+                  'strongly convex, smooth, unconstrained: objective perturbation'),
 )
 def objective_perturbation(
     problem: ERMProblem,

@@ -19,7 +19,8 @@ from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
-from .registry import check_assumptions, get, register
+from .auto import strongly_convex_smooth
+from .registry import AutoRule, check_assumptions, get, register
 
 __all__ = [
     "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
@@ -84,6 +85,8 @@ def _check(name: str, problem: ERMProblem, budget: PrivacyBudget) -> None:
     requires=("convex", "strongly_convex", "lipschitz", "smooth", "margin_loss"),
     gradient_complexity="a non-private solve to a certified tolerance (Newton-CG)",
     summary="perturb an approximate minimizer whose optimality residual is certified",
+    auto=AutoRule(3, lambda p, b: strongly_convex_smooth(p, b) and p.regularizer.is_smooth,
+                  'strongly convex and smooth: output perturbation of the minimizer'),
 )
 def output_perturbation(
     problem: ERMProblem,
@@ -214,6 +217,8 @@ def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) ->
     requires=("convex", "smooth", "lipschitz", "margin_loss"),
     gradient_complexity="n T, T = O(kappa log n) strongly convex, O(n^(2/3)) convex",
     summary="T steps of full gradient descent, then noise scaled to the exact GD sensitivity",
+    auto=AutoRule(7, lambda p, b: p.is_convex and p.is_smooth and p.regularizer.is_smooth,
+                  'convex and smooth: output-perturbation gradient descent'),
 )
 def gd_output_perturbation(
     problem: ERMProblem,

@@ -47,7 +47,8 @@ from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
 from ._common import check_step_size, check_steps, initial_point, projection_of, start
-from .registry import register
+from .auto import strongly_convex_smooth, svrg_contracts
+from .registry import AutoRule, register
 
 __all__ = ["dp_svrg", "dp_svrg_pp", "prox_svrg_inner_steps", "prox_svrg_rate", "minibatch_variance_factor",
            "svrg_default_epochs", "snapshot_weights", "snapshot_noise_factor", "inner_noise_contraction_term",
@@ -355,6 +356,8 @@ def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, 
     requires=("convex", "smooth", "lipschitz", "strongly_convex", "approximate_dp"),
     gradient_complexity="O((n + beta/mu) log(n eps / d))",
     summary="proximal SVRG with a noisy snapshot per epoch and noise scaled to ||x - x~|| per step",
+    auto=AutoRule(4, lambda p, b: strongly_convex_smooth(p, b) and not p.regularizer.is_smooth and svrg_contracts(p, b),
+                  'strongly convex with an l1 part: proximal DP-SVRG'),
 )
 def dp_svrg(
     problem: ERMProblem,
