@@ -71,9 +71,22 @@ def choose_algorithm(problem, budget) -> tuple[str, str]:
         except AssumptionError:
             continue
         return name, reason
-    raise AssumptionError(
-        "no algorithm of the catalogue applies to this problem and budget "
-        f"(loss {problem.loss.name}, regularizer {problem.regularizer!r}, constraint {problem.constraint!r}, "
-        f"delta {budget.delta}); a non-smooth loss needs a bounded constraint and delta > 0, or a "
-        "strongly convex regularizer."
-    )
+    raise AssumptionError("no algorithm of the catalogue applies: " + _missing(problem, budget))
+
+
+def _missing(problem, budget) -> str:
+    """The assumption that rules out every algorithm, named after its real cause."""
+    import math
+
+    loss = problem.loss.name
+    if not math.isfinite(problem.lipschitz):
+        return (f"the {loss} loss is not Lipschitz on an unbounded domain (its gradient grows with "
+                "||w||), and every private algorithm needs a bound on the per-example gradient; add a "
+                "bounded constraint such as ('l2_ball', R)")
+    if problem.effective_constraint() is None:
+        return (f"the {loss} loss is not smooth and the problem has no bounded domain; add a bounded "
+                "constraint such as ('l2_ball', R), or an l2 regularizer with mu > 0")
+    if budget.delta == 0:
+        return (f"with delta = 0 (pure DP) the {loss} loss needs a small dimension (exponential "
+                "mechanism) or a smooth loss; give delta > 0")
+    return f"loss {loss}, regularizer {problem.regularizer!r}, constraint {problem.constraint!r}, delta {budget.delta:g}"
