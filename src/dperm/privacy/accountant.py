@@ -289,7 +289,8 @@ def _closed_form(make_event, budget: PrivacyBudget, parts):
         if spare <= 0:
             raise ValueError("the fixed parts of the mechanism alone spend the whole budget")
         return math.sqrt(scaling_mu2 / spare)
-    if scaling_mu2 == 0 and fixed_mu2 == 0 and scaling_pure and budget.delta == 0:
+    if scaling_mu2 == 0 and fixed_mu2 == 0 and scaling_pure:
+        # basic composition; with delta > 0 the search may still find less noise
         fixed = sum(e * c for e, c, _ in fixed_pure)
         scaling = sum(e * c for e, c, _ in scaling_pure)
         if eps_target - fixed <= 0:
@@ -335,10 +336,20 @@ def _certify_upwards(make_event, x: float, budget: PrivacyBudget, grid=None) -> 
 
 def _calibrate(make_event, budget: PrivacyBudget, rtol: float) -> tuple[float, float]:
     parts = _scaling_part(make_event)
+    basic = None
     if parts is not None:
         x = _closed_form(make_event, budget, parts)
         if x is not None:
-            return _certify_upwards(make_event, x, budget)
+            if budget.delta == 0 or parts[2] > 0:  # exact: pure at delta 0, or Gaussian DP
+                return _certify_upwards(make_event, x, budget)
+            basic = _certify_upwards(make_event, x, budget)  # pure at delta > 0: basic composition
+            try:
+                found = smallest_certified_noise(lambda v: epsilon(make_event(v), budget.delta), budget.epsilon,
+                                                 0.5 * basic[0], floor=basic[0] * 1e-8, rtol=rtol, ceiling=basic[0])
+            except ValueError:
+                return basic
+            spent = epsilon(make_event(found), budget.delta)
+            return (found, spent) if found < basic[0] else basic
     if budget.delta == 0:
         probe = flatten(make_event(1.0))
         if probe.gaussian_mu2 > 0 or probe.sampled:
