@@ -49,6 +49,11 @@ _REQUIREMENTS: dict[str, tuple[Callable, str]] = {
         "a smooth regularizer (no l1 part)",
     ),
     "unconstrained": (lambda p, b: not p.constraint.bounded, "an unconstrained problem"),
+    "compiled_loss": (
+        lambda p, b: not getattr(p, "_custom", False),
+        "a built-in loss: its compiled per-example kernels serve the built-in losses only "
+        "(a custom loss runs with noisy_gd, dp_gd, dp_gld or dp_fw_l2)",
+    ),
     "margin_loss": (
         lambda p, b: not getattr(p, "_custom", False),
         "a built-in margin (GLM) loss: its accounting rests on the structure phi(<w, x>, y) "

@@ -89,7 +89,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     guarantee="(epsilon, delta)",
     source="seed 002 Alg. 1",
     paper="Bassily, Smith, Thakurta 2014",
-    requires=("convex", "lipschitz", "bounded_domain", "approximate_dp"),
+    requires=("convex", "lipschitz", "bounded_domain", "approximate_dp", "compiled_loss"),
     gradient_complexity="b T; the paper's schedule is b = 1, T = n^2",
     summary="noisy mini-batch SGD with subsampled-Gaussian accounting (dp-accounting)",
 )
