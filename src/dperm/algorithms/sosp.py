@@ -1,6 +1,6 @@
-"""Private second-order stationary points (seed 004, Section 5): ``dp_sosp`` and ``dp_gd_so``.
+"""Private second-order stationary points (Wang, Chen, Xu 2019, Section 5): ``dp_sosp`` and ``dp_gd_so``.
 
-An alpha-second-order stationary point (alpha-SOSP, seed 004 Definition 9) of a
+An alpha-second-order stationary point (alpha-SOSP, Wang, Chen, Xu 2019, Definition 9) of a
 twice-differentiable F is a w with ``||grad F(w)|| <= alpha`` and
 ``lambda_min(grad^2 F(w)) >= -sqrt(rho alpha)``, rho the Hessian-Lipschitz constant.
 
@@ -22,14 +22,14 @@ Privacy: every release is a full-batch Gaussian mechanism
 rank-one matrix of Frobenius (and operator) norm ``|phi''| ||x||^2 <= beta_phi R^2 =
 beta`` (``problem.constants.loss_smoothness``; the l2 regularizer's ``mu I`` is data
 independent). Replacing one row moves the mean Hessian by at most ``2 beta / n`` in
-Frobenius norm. (Seed 004's ``sigma_2^2 ~ d M^2 T log(1/delta) / (n eps)^2`` carries an
+Frobenius norm. (Wang, Chen, Xu 2019's ``sigma_2^2 ~ d M^2 T log(1/delta) / (n eps)^2`` carries an
 extra factor d from bounding a general Hessian's Frobenius norm by ``sqrt(d)`` times its
 operator norm; for rank-one per-example Hessians it is not needed. A custom, non-margin
 loss gets exactly that: ``2 sqrt(d) beta / n`` with beta its *declared* smoothness, see
 :func:`hessian_sensitivity`.)
 
 The noisy Hessian is ``H + E`` with E symmetric, its upper triangle (diagonal included)
-i.i.d. ``N(0, sigma_2^2)`` and the lower triangle copied (seed 004 Algorithm 5, step 5;
+i.i.d. ``N(0, sigma_2^2)`` and the lower triangle copied (Wang, Chen, Xu 2019, Algorithm 5, step 5;
 :func:`~dperm.privacy.noise.symmetric_gaussian_matrix`). Releasing it is exactly the
 Gaussian mechanism on the vector ``v(H) = (H_ii)_i ++ (H_ij)_{i<j}`` of the d(d+1)/2
 upper-triangular entries *without* any rescaling, followed by the public map
@@ -65,7 +65,7 @@ Borell-TIS inequality gives ``P(lambda_max(E) > s (2 sqrt(d) + 2 sqrt(ln(1/p))))
 References
 ----------
 .. [1] Wang, Chen, Xu. Differentially private empirical risk minimization with
-   non-convex loss functions. ICML 2019 (seed 004), Algorithms 4-6, Theorems 7-9.
+   non-convex loss functions. ICML 2019, Algorithms 4-6, Theorems 7-9.
 .. [2] Dong, Roth, Su. Gaussian differential privacy. JRSS-B 2022 (arXiv 2019).
 .. [3] Mokhtari, Ozdaglar, Jadbabaie. Escaping saddle points in constrained
    optimization. NeurIPS 2018 (the second-order step of Algorithm 6).
@@ -119,7 +119,7 @@ def hessian_sensitivity(problem: ERMProblem) -> float:
     ``|phi''| ||x||^2 <= beta``. Any other loss (a user-declared custom loss): the
     per-example Hessian has operator norm ``<= beta`` (the declared smoothness) and rank
     ``<= d``, so Frobenius norm ``<= sqrt(d) beta`` and the sensitivity is
-    ``2 sqrt(d) beta / n`` (seed 004's factor d in sigma_2^2). For a custom loss this rests
+    ``2 sqrt(d) beta / n`` (Wang, Chen, Xu 2019's factor d in sigma_2^2). For a custom loss this rests
     on the *declared* smoothness, which dperm cannot enforce on Hessians. The value also
     bounds the L2 sensitivity of the vector of upper-triangular entries (module notes).
     """
@@ -282,7 +282,7 @@ def trust_region_subproblem(H, b, radius: float) -> np.ndarray:
 
 
 def ball_halfspace_quadratic(H, w, g, slack: float, radius: float) -> tuple[np.ndarray, float]:
-    """Global solution of the sub-problem of seed 004 Algorithm 6, step 8, over an L2 ball.
+    """Global solution of the sub-problem of Wang, Chen, Xu 2019, Algorithm 6, step 8, over an L2 ball.
 
     ``min_u q(u) = (u - w)^T H (u - w)`` subject to ``||u||_2 <= radius`` and
     ``g^T (u - w) <= slack`` (H symmetric, possibly indefinite; ``||w|| <= radius``,
@@ -376,7 +376,7 @@ def _second_order_checks(name: str, problem: ERMProblem) -> float:
     rho = problem.constants.hessian_lipschitz
     if not math.isfinite(rho) or not getattr(problem.loss, "twice_differentiable", True):
         raise AssumptionError(
-            f"{name} needs a loss with a Lipschitz Hessian (seed 004 Assumption 4): the "
+            f"{name} needs a loss with a Lipschitz Hessian (Wang, Chen, Xu 2019, Assumption 4): the "
             f"{problem.loss.name} loss has a second derivative that jumps (rho = inf). Use a "
             "twice-differentiable loss such as 'logistic', 'sigmoid_squared' or 'biweight'."
         )
@@ -451,7 +451,7 @@ def _spent(budget: PrivacyBudget, phases: list[tuple[float, float, int]]) -> tup
     "dp_sosp",
     setting="non-convex; L-Lipschitz, M-smooth, rho-Hessian-Lipschitz; unconstrained",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 4 + 5 (Theorems 7, 8)",
+    source="Wang, Chen, Xu 2019, Alg. 4 + 5 (Theorems 7, 8)",
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
     requires=("smooth", "lipschitz", "smooth_regularizer", "unconstrained", "approximate_dp"),
     gradient_complexity="n (T + K) gradients and up to K Hessians, T = 2 M B / alpha^2 (capped by max_steps)",
@@ -479,7 +479,7 @@ def dp_sosp(
 ) -> PrivateFit:
     """Private alpha-second-order stationary point by DP-GD and a certified selection.
 
-    Phase 1 (seed 004 Algorithm 4): ``w_{t+1} = w_t - eta (grad F(w_t) + z_t)``,
+    Phase 1 (Wang, Chen, Xu 2019, Algorithm 4): ``w_{t+1} = w_t - eta (grad F(w_t) + z_t)``,
     ``z_t ~ N(0, sigma_0^2 I)``, t = 0..T-1, keeping ``w_0, ..., w_T`` (post-processing).
     Phase 2 (Algorithm 5): for K candidates ``w_t`` (by default the last first), release
     ``g_t = grad F(w_t) + N(0, sigma_1^2 I)`` and ``H_t = grad^2 F(w_t) + E_t`` (E_t
@@ -511,7 +511,7 @@ def dp_sosp(
     ----------
     problem : ERMProblem
         Unconstrained; smooth, Lipschitz loss with a finite Hessian-Lipschitz constant
-        (seed 004 Assumption 4); l2 regularizer allowed (no l1).
+        (Wang, Chen, Xu 2019, Assumption 4); l2 regularizer allowed (no l1).
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     steps : int, optional
@@ -590,7 +590,7 @@ def dp_sosp(
 
     References
     ----------
-    Seed 004, Algorithms 4 and 5, Theorems 7 and 8, Definition 9; Dong, Roth, Su 2019.
+    Wang, Chen, Xu 2019, Algorithms 4 and 5, Theorems 7 and 8, Definition 9; Dong, Roth, Su 2019.
     """
     name = "dp_sosp"
     rng = start(name, problem, budget, rng)
@@ -720,7 +720,7 @@ def dp_sosp(
     "dp_gd_so",
     setting="non-convex; L-Lipschitz, M-smooth, rho-Hessian-Lipschitz; C = L2 ball",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 6 (Theorem 9)",
+    source="Wang, Chen, Xu 2019, Alg. 6 (Theorem 9)",
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
     requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer", "approximate_dp"),
     gradient_complexity="n T gradients and up to T Hessians, T = 8 D^2 M B / alpha^2 + "
@@ -747,10 +747,10 @@ def dp_gd_so(
     init=None,
     keep_iterates: bool = False,
 ) -> PrivateFit:
-    """Private second-order method over an L2 ball (seed 004 Algorithm 6, DP-GD-SO).
+    """Private second-order method over an L2 ball (Wang, Chen, Xu 2019, Algorithm 6, DP-GD-SO).
 
     Targets an (alpha, gamma)-second-order stationary point in C, the general form of
-    seed 004's footnote 6 ((epsilon, gamma)-SOSP of Ge et al. 2015; Mokhtari et al.
+    Wang, Chen, Xu 2019's footnote 6 ((epsilon, gamma)-SOSP of Ge et al. 2015; Mokhtari et al.
     2018's (epsilon_g, epsilon_H)) applied to Definition 10: ``grad F(w)^T (u - w) >=
     -alpha`` for all u in C, and ``(u - w)^T grad^2 F(w) (u - w) >= -gamma`` for the
     feasible u orthogonal to the gradient. Definition 10 is the special case
@@ -814,7 +814,7 @@ def dp_gd_so(
         ``T = O(max(D^2 M B / alpha^2, B rho^{1/2} D^6 / (Phi^3 alpha^{3/2})))`` with
         ``sqrt(rho alpha)`` replaced by gamma (``rho^{1/2} / alpha^{3/2} = rho^2 /
         gamma^3``) and a sum for the max. **Reconstructed**: the constants 8 and 144/5
-        are not printed in the seed (O-notation; its extraction also loses the radicals of
+        are not printed in the paper (O-notation; the text we worked from also loses the radicals of
         theta and r); they come from the descent argument above, which ignores the noise
         (with the gradient noise at its full margin alpha/4 the guaranteed Frank-Wolfe
         decrease at Theorem 9's eta vanishes: T is the theorem's step count, not a
@@ -845,7 +845,7 @@ def dp_gd_so(
     theta : float, optional
         Second-order step. Default ``Phi gamma / (2 rho D^3)`` (Theorem 9 with
         ``sqrt(rho alpha)`` replaced by gamma, as reconstructed from its proof: the
-        extraction of the seed drops the radicals).
+        text of the paper we worked from drops the radicals).
     linear_slack : float, optional
         r. Default ``Phi^2 gamma^2 / (72 rho D^3)`` (Theorem 9, same reconstruction): with
         theta above, each second-order step decreases F by at least ``5 theta Phi^2
@@ -887,14 +887,14 @@ def dp_gd_so(
 
     References
     ----------
-    Seed 004, Algorithm 6, Theorem 9, Definition 10 and footnote 6; Mokhtari, Ozdaglar,
+    Wang, Chen, Xu 2019, Algorithm 6, Theorem 9, Definition 10 and footnote 6; Mokhtari, Ozdaglar,
     Jadbabaie 2018; Ge, Huang, Jin, Yuan 2015.
     """
     name = "dp_gd_so"
     rng = start(name, problem, budget, rng)
     if not isinstance(problem.constraint, L2Ball):
         raise AssumptionError(
-            f"{name} (seed 004 Alg. 6) needs an L2-ball constraint such as ('l2_ball', R); "
+            f"{name} (Wang, Chen, Xu 2019, Alg. 6) needs an L2-ball constraint such as ('l2_ball', R); "
             f"got {problem.constraint!r}"
         )
     rho_problem = _second_order_checks(name, problem)
