@@ -191,7 +191,7 @@ def dp_accmd(
         Source of the noise.
     steps : int, optional
         T. Default: the integer minimizing the explicit bound below with ``sigma^2 = T
-        Delta^2 / mu^2`` -- about ``(48 L_C^2 D mu^2 / (Delta^2 W))^{1/4}``, Wang, Ye, Xu 2017
+        Delta^2 / mu^2`` -- about ``(48 L_C^2 D mu^2 / (Delta^2 W))^{1/4}``, Wang, Ye, Xu 2017,
         Theorem 5.4's ``T = O(sqrt(L ||C||^2 sqrt(B_w) n eps / (G sqrt(ln 1/delta)
         sqrt(G_C^2 + ||C||^2))))`` with explicit constants -- capped by ``max_steps``
         (the uncapped value is ``info["theorem_steps"]``).
@@ -271,13 +271,15 @@ def dp_accmd(
     user_steps = None if steps is None else check_steps("steps", steps)
     constraint = problem.constraint
     if type(constraint) not in (L2Ball, L1Ball, Box):
-        raise AssumptionError(f"dp_accmd (Wang, Ye, Xu 2017, Alg. 3) needs C an L2 ball, L1 ball or box; got {constraint!r}")
+        raise AssumptionError(
+            f"dp_accmd (Wang, Ye, Xu 2017, Alg. 3) needs C an L2 ball, L1 ball or box; got {constraint!r}")
     x0 = initial_point(problem, init)
     sensitivity = problem.gradient_sensitivity()
     geo, D, theorem_T, T, options = _choose_geometry(problem, budget, geometry, p, x0, user_steps, max_steps)
 
     calibration = vector_mechanism(budget, sensitivity, steps=T, label="dp_accmd")
-    coef, iterates = accelerated_mirror_descent(problem, geo, calibration.event, x0, T, rng, keep_iterates=keep_iterates)
+    coef, iterates = accelerated_mirror_descent(problem, geo, calibration.event, x0, T, rng,
+                                                keep_iterates=keep_iterates)
     hyper = {"steps": T, "geometry": geo.name, "max_steps": max_steps,
              "alpha": "(k+2) / (4 L_C)", "tau": "2 / (k+2)"}
     if isinstance(geo, L1PNormGeometry):

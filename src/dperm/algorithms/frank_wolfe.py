@@ -288,7 +288,8 @@ def dp_fw_l2(
     if gamma is not None:
         G = L + problem.regularizer.l2 * R
         A = G * (R + float(np.linalg.norm(w0)))
-        gap_bound = A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R + 2.0 * R * calibration.noise * math.sqrt(d)
+        gap_bound = (A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R
+                     + 2.0 * R * calibration.noise * math.sqrt(d))
     return _fit(
         "dp_fw_l2", coef, selected, iterates, calibration,
         {"steps": T, "step_size": "decreasing" if gamma is None else gamma, "radius": R, "output": output},

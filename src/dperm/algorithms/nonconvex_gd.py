@@ -2,15 +2,16 @@
 
 Three algorithms of the "Non-convex" table of ALGORITHMS.md, each exactly accounted:
 
-- ``dp_gd`` (Wang, Ye, Xu 2017, Algorithm 4 = Wang, Chen, Xu 2019, Algorithm 4): T full-batch gradient steps
-  with Gaussian noise. T adaptive full-batch Gaussian releases of replace-one sensitivity
-  ``2 L / n`` and noise std sigma are exactly ``sqrt(T) (2L/n) / sigma``-Gaussian-DP
-  (Dong, Roth, Su 2019), so the one accountant
-  (:func:`~dperm.privacy.mechanisms.vector_mechanism`) loses nothing to composition. Returns the last iterate (PL excess risk, Wang, Ye, Xu 2017
-  Theorem 6.2), a uniformly random iterate (gradient-norm utility, Theorem 6.3) or all
-  iterates (input of second-order selection, Wang, Chen, Xu 2019, Algorithm 5).
-- ``rrpsgd`` (Zhang, Zheng, Mou, Wang 2017, Algorithm 2): noisy SGD stopped after a random number of rounds
-  R drawn, before the run and independently of the data, from
+- ``dp_gd`` (Wang, Ye, Xu 2017, Algorithm 4 = Wang, Chen, Xu 2019, Algorithm 4): T
+  full-batch gradient steps with Gaussian noise. T adaptive full-batch Gaussian releases
+  of replace-one sensitivity ``2 L / n`` and noise std sigma are exactly
+  ``sqrt(T) (2L/n) / sigma``-Gaussian-DP (Dong, Roth, Su 2019), so the one accountant
+  (:func:`~dperm.privacy.mechanisms.vector_mechanism`) loses nothing to composition.
+  Returns the last iterate (PL excess risk, Wang, Ye, Xu 2017, Theorem 6.2), a uniformly
+  random iterate (gradient-norm utility, Theorem 6.3) or all iterates (input of
+  second-order selection, Wang, Chen, Xu 2019, Algorithm 5).
+- ``rrpsgd`` (Zhang, Zheng, Mou, Wang 2017, Algorithm 2): noisy SGD stopped after a
+  random number of rounds R drawn, before the run and independently of the data, from
   ``P(R = k) ~ 2 eta_{k-1} - beta eta_{k-1}^2`` over ``[T_max]``. Privacy is that of the
   worst case, T_max subsampled Gaussian steps (PLD accounting, replace-one), because
   ``w_R`` is post-processing of the T_max-step transcript and R is independent of the
@@ -352,7 +353,8 @@ def random_round_distribution(step_sizes, smoothness: float) -> np.ndarray:
     if etas.ndim != 1 or etas.size == 0:
         raise ValueError("step_sizes must be a non-empty 1-d array")
     if not (np.all(np.isfinite(etas)) and np.all(etas > 0) and np.all(etas < 2.0 / beta)):
-        raise ValueError(f"every step size must be in (0, 2/beta) = (0, {2.0 / beta:.6g}) (Zhang, Zheng, Mou, Wang 2017, Theorem 5)")
+        raise ValueError(f"every step size must be in (0, 2/beta) = (0, {2.0 / beta:.6g}) "
+                         "(Zhang, Zheng, Mou, Wang 2017, Theorem 5)")
     weights = 2.0 * etas - beta * etas * etas
     return weights / weights.sum()
 

@@ -797,7 +797,8 @@ def _gd_so_event(T: int, dg: float, dh: float, share: float):
     return make
 
 
-def _warn_if_vacuous(name: str, alpha: float, gamma: float, alpha_vac: float, curvature_vac: float) -> tuple[bool, bool]:
+def _warn_if_vacuous(name: str, alpha: float, gamma: float, alpha_vac: float,
+                     curvature_vac: float) -> tuple[bool, bool]:
     """Flag (and warn about) a test no exact measurement can trigger: the first-order test
     when ``alpha >= 2 L D``, the curvature test when ``Phi gamma / 2 >= M D^2``."""
     vacuous_g = alpha >= alpha_vac
