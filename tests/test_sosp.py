@@ -577,3 +577,18 @@ def test_private_fit_reports_its_utility():
     assert report["gradient_norm"] == pytest.approx(gradient_norm(problem, fit.coef))
     assert report["smallest_hessian_eigenvalue"] == pytest.approx(smallest_hessian_eigenvalue(problem, fit.coef))
     assert report["smallest_hessian_eigenvalue"] >= 0.1 - 1e-9  # the l2 part
+
+
+def test_the_run_charges_its_event_and_refused_input_charges_nothing():
+    from dperm.privacy.budget import BudgetAccountant
+    from dperm.privacy.mechanisms import charging
+
+    _, problem = saddle(n=100, constraint=("l2_ball", 1.0))
+    budget = PrivacyBudget(1.0, 1e-5)
+    acc = BudgetAccountant(3.0, 1e-5)
+    with charging(acc):
+        with pytest.raises(ValueError, match="theta"):
+            sosp.dp_gd_so(problem, budget, rng=0, alpha=0.05, theta=2.0)
+        assert acc.events == ()  # checked before anything was charged
+        fit = sosp.dp_gd_so(problem, budget, rng=0, alpha=0.05)
+    assert acc.events == (fit.event,)

@@ -688,19 +688,19 @@ def dp_gd_so(
     plan = _gd_so_plan(problem, budget, D=D, rho=rho, xi=xi, B=B, alpha=alpha, gamma=gamma, share=share,
                        steps=steps, cap=cap)
     T, alpha, gamma = plan["steps"], plan["alpha"], plan["gamma"]
-
-    calibration = calibrate_and_charge(_gd_so_event(T, problem.gradient_sensitivity(), hessian_sensitivity(problem),
-                                                    plan["share"]), budget, name)
-    gradients, hessians = (single_release(e) for e in calibration.event.events)
-    p = xi / (2.0 * T)
-    m_g = D * gaussian_norm_bound(gradients.sigma, d, p)
-    m_h = D * D * symmetric_noise_eigenvalue_bound(hessians.sigma, d, p / 2.0)
-    vacuous_g, vacuous_h = _warn_if_vacuous(name, alpha, gamma, 2.0 * L * D, M * D * D)
     eta = min(1.0, alpha / (2.0 * D * D * M)) if step_size is None else check_step_size(step_size)
     theta = min(1.0, _PHI * gamma / (2.0 * rho * D**3)) if theta is None else _positive("theta", theta)
     r = _PHI**2 * gamma**2 / (72.0 * rho * D**3) if linear_slack is None else _positive("linear_slack", linear_slack)
     if eta > 1 or theta > 1:
         raise ValueError(f"step_size and theta must be in (0, 1] to keep the iterates in C, got {eta} and {theta}")
+
+    calibration = calibrate_and_charge(_gd_so_event(T, problem.gradient_sensitivity(), hessian_sensitivity(problem),
+                                                    plan["share"]), budget, name)  # every input checked
+    gradients, hessians = (single_release(e) for e in calibration.event.events)
+    p = xi / (2.0 * T)
+    m_g = D * gaussian_norm_bound(gradients.sigma, d, p)
+    m_h = D * D * symmetric_noise_eigenvalue_bound(hessians.sigma, d, p / 2.0)
+    vacuous_g, vacuous_h = _warn_if_vacuous(name, alpha, gamma, 2.0 * L * D, M * D * D)
 
     w, outcome = _gd_so_run(problem, w, T, gradients, hessians.sigma, alpha=alpha, gamma=gamma, eta=eta,
                             theta=theta, slack=r, margins=(m_g, m_h), rng=rng, keep_iterates=keep_iterates)
