@@ -61,6 +61,3 @@ def projection_of(constraint):
             return kind, constraint.radius
     raise ValueError(f"no compiled projection for {constraint!r}")
 
-
-def noise_record(calibration, **extra) -> dict:  # TRANSITION: removed once every algorithm emits events
-    return dict(extra)

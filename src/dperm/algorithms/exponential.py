@@ -217,13 +217,14 @@ def exponential_mechanism(
     centre = np.zeros(d)
     net = grid_net(domain, centre, radius, alpha)
     calibration = _draw_parameter(len(net), budget, "exponential_mechanism")
-    w, _ = _sample_net(problem, 1.0 / calibration.noise, net, centre, rng)
+    w, score_sensitivity = _sample_net(problem, 1.0 / calibration.noise, net, centre, rng)
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
         privacy_spent=calibration.spent,
         algorithm="exponential_mechanism",
         event=calibration.event,
         hyperparameters={"alpha": alpha, "max_points": max_points},
+        info={"score_sensitivity": score_sensitivity},  # 2 L max ||w - centre|| over the net: public
     )
 
 
@@ -296,7 +297,7 @@ def localization(
     _check_net(radius, alpha, d, max_points, n, half.epsilon, lambda k: 2.0 * radius)
     net = grid_net(problem.constraint, w0, radius, alpha)  # built from w0: post-processing
     second = _draw_parameter(len(net), half, "localization")
-    w, _ = _sample_net(problem, 1.0 / second.noise, net, w0, rng)
+    w, score_sensitivity = _sample_net(problem, 1.0 / second.noise, net, w0, rng)
     event = ev.composed([first.event, second.event])
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
@@ -304,5 +305,5 @@ def localization(
         algorithm="localization",
         event=event,
         hyperparameters={"failure_probability": failure, "alpha": alpha, "max_points": max_points},
-        info={"ball_radius": radius},
+        info={"ball_radius": radius, "score_sensitivity": score_sensitivity},
     )
