@@ -481,11 +481,11 @@ def test_localization_concentrates_and_accounts():
 
 
 def test_nearly_noiseless_phases_use_the_closed_form_upper_bound():
-    phases = [GaussianPhase(0.05, 10, 0.1), GaussianPhase(3.0, 4)]
+    event = ev.composed([_phase(0.05, 10, 0.1), _phase(3.0, 4)])
     mu = math.sqrt(10 / 0.05**2 + 4 / 3.0**2)
-    assert phases_epsilon(phases, 1e-5, dataset_size=100) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
-    ratio = calibrate_phase_noise_ratio(PrivacyBudget(1e4, 1e-5), [], 100, 0.01)
-    assert phases_epsilon([GaussianPhase(ratio, 100, 0.01)], 1e-5) <= 1e4
+    assert epsilon(event, 1e-5) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
+    cal = calibrate(lambda x: _phase(x, 100, 0.01), PrivacyBudget(1e4, 1e-5))
+    assert epsilon(cal.event, 1e-5) <= 1e4
 
 
 def test_exponential_mechanism_refuses_instead_of_overflowing():

@@ -45,7 +45,7 @@ from ._mirror_geometries import (
     optimal_pnorm_exponent,
 )
 from ._mirror_geometries import into as _into
-from .registry import AssumptionError, register
+from .registry import AutoRule, AssumptionError, register
 
 __all__ = [
     "dp_accmd",
@@ -153,6 +153,8 @@ def accelerated_mirror_descent(problem: ERMProblem, geometry, release, x0, steps
     gradient_complexity="n T, T = (48 L_C^2 D mu_GDP^2 / (Delta^2 W))^(1/4) ~ sqrt(n) (capped by max_steps)",
     summary="accelerated mirror descent (linear coupling), one Gaussian-noised full gradient per step; "
             "dimension-light on the L1 ball",
+    auto=AutoRule(6, lambda p, b: p.is_convex and p.is_smooth and p.constraint.bounded and p.n_features > p.n_samples,
+                  'bounded constraint in high dimension: accelerated mirror descent'),
 )
 def dp_accmd(
     problem: ERMProblem,

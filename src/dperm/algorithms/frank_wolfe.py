@@ -45,7 +45,7 @@ from ..problem.constraints import L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
-from .registry import AssumptionError, register
+from .registry import AutoRule, AssumptionError, register
 
 __all__ = [
     "dp_fw_l2",
@@ -401,6 +401,8 @@ def l1_step_epsilon(budget: PrivacyBudget, steps: int, dim: int) -> float:
     requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer"),
     gradient_complexity="n T, T = A sqrt(8 rho) / M (delta > 0) or (A eps / 2M)^(2/3) (delta = 0), capped",
     summary="Frank-Wolfe over the L1 ball; each vertex chosen by the exponential mechanism (Gumbel-max)",
+    auto=AutoRule(5, lambda p, b: p.is_smooth and isinstance(p.constraint, L1Ball) and p.n_features > p.n_samples,
+                  'L1-ball constraint in high dimension: private Frank-Wolfe over the vertices'),
 )
 def dp_fw_l1(
     problem: ERMProblem,

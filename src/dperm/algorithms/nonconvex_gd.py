@@ -43,7 +43,7 @@ from ..privacy.mechanisms import calibrate_and_charge, sample_release, vector_me
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
-from .registry import AssumptionError, register
+from .registry import AutoRule, AssumptionError, register
 from .sgd import _BLOCK as _SGD_BLOCK
 from .sgd import run_noisy_sgd
 
@@ -187,10 +187,12 @@ def _positive(name: str, value) -> float:
     guarantee="(epsilon, delta)",
     source="Wang, Ye, Xu 2017, Alg. 4 (Theorems 6.1-6.3); Wang, Chen, Xu 2019, Alg. 4",
     paper="Wang, Ye, Xu 2017 (Differentially private ERM revisited: faster and more general); Wang, Chen, Xu 2019",
-    requires=("smooth", "lipschitz", "approximate_dp"),
+    requires=("smooth", "lipschitz", "approximate_dp", "compiled_loss"),
     gradient_complexity="n T; T = kappa ln(n^2 mu_GDP^2 / (4 kappa d)) (PL, public mu_PL), "
                         "n mu_GDP sqrt(beta D_0/(2d)) / G (non-convex, and the default without mu_PL)",
     summary="full-batch GD with Gaussian-noised gradients; last, uniformly random or all iterates",
+    auto=AutoRule(1, lambda p, b: not p.is_convex,
+                  'non-convex loss: noisy gradient descent'),
 )
 def dp_gd(
     problem: ERMProblem,
