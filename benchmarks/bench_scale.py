@@ -12,7 +12,9 @@ not disturbed by the runs before it:
   the numba kernels load from their disk cache inside it, as on a first call);
 * ``peak_rss``: the child's peak resident set during ``fit`` (``VmHWM`` of
   ``/proc/self/status``, reset through ``/proc/self/clear_refs`` just before ``fit``), the
-  data included; reported with ``data_bytes`` (training matrix only) and their ratio;
+  data and the interpreter with its libraries included; reported with ``data_bytes``
+  (training matrix only), their ratio (``x data``) and ``fit+``, the memory ``fit`` added
+  to what the process held before it (``peak_rss - rss_before``), over ``data_bytes``;
 * ``accuracy``: on 20,000 held-out rows of the same generator;
 * ``import_seconds``: ``import dperm`` in the child (cold process, warm file cache).
 
@@ -148,7 +150,7 @@ def _run_one(spec: dict, args) -> dict:
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env[var] = str(args.threads)
     if spec["method"] != "diffprivlib":
-        env["PYTHONPATH"] = str(Path(args.src).resolve()) + os.pathsep + env.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = str(Path(spec["src"]).resolve()) + os.pathsep + env.get("PYTHONPATH", "")
     try:
         proc = subprocess.run([python, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
                               env=env, timeout=args.timeout)
@@ -179,18 +181,19 @@ def summarize(results: list[dict]) -> str:
     for r in results:
         groups.setdefault((r["method"], r["format"], r["d"], r["n"]), []).append(r)
     lines = [f"{'method':<24}{'format':<9}{'d':>5}{'n':>10}{'seconds':>10}{'x sklearn':>10}{'peak GB':>9}"
-             f"{'x data':>8}{'acc':>7}{'import':>8}  solver/error"]
+             f"{'x data':>8}{'fit+':>6}{'acc':>7}{'import':>8}  solver/error"]
     for (method, fmt, d, n), rows in sorted(groups.items()):
         sec = _median(rows)
         ref = _median(groups.get(("sklearn_lbfgs", fmt, d, n), []))
         r = next((x for x in rows if "seconds" in x), rows[0])
         ratio = f"{sec / ref:10.2f}" if sec and ref else f"{'':>10}"
         if sec is None:
-            lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{'':>10}{'':>10}{'':>9}{'':>8}{'':>7}{'':>8}  {r.get('error')}")
+            lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{'':>10}{'':>10}{'':>9}{'':>8}{'':>6}{'':>7}{'':>8}  {r.get('error')}")
             continue
         peak = r["peak_rss"] / 1e9
         imp = f"{r['import_seconds']:8.2f}" if "import_seconds" in r else f"{'':>8}"
-        lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{sec:10.3f}{ratio}{peak:9.2f}{r['peak_rss'] / r['data_bytes']:8.2f}"
+        extra = (r["peak_rss"] - r["rss_before"]) / r["data_bytes"]
+        lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{sec:10.3f}{ratio}{peak:9.2f}{r['peak_rss'] / r['data_bytes']:8.2f}{extra:6.2f}"
                      f"{r['accuracy']:7.3f}{imp}  {r.get('solver', '')}")
     lines.append("")
     lines.append("log-log slope of seconds in n:")
@@ -214,27 +217,36 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="BLAS / numba threads of each child")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
-    parser.add_argument("--src", default=str(_ROOT / "src"), help="dperm source tree to put first on the path")
+    parser.add_argument("--src", nargs="+", default=[str(_ROOT / "src")],
+                        help="dperm source tree(s) to put first on the path; several as LABEL=PATH run every dperm "
+                             "method once per tree (interleaved, same load), reported as METHOD@LABEL")
     parser.add_argument("--diffprivlib-python", default=None)
     parser.add_argument("--out", help="append every run as a JSON line to this file")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
+    trees = [tuple(item.split("=", 1)) if "=" in item else (None, item) for item in args.src]
+    if len(trees) > 1 and any(label is None for label, _ in trees):
+        parser.error("several --src trees need LABEL=PATH each")
     results = []
     for n in (int(v) for v in args.n):
         for d in args.d:
             for fmt in args.formats:
                 for method in args.methods:
-                    for r in range(args.repeats):
-                        spec = {"method": method, "format": fmt, "n": n, "d": d, "nnz": args.nnz, "seed": r,
-                                "threads": args.threads}
-                        res = _run_one(spec, args)
-                        results.append(res)
-                        print(json.dumps(res), flush=True)
-                        if args.out:
-                            with open(args.out, "a") as f:
-                                f.write(json.dumps(res) + "\n")
+                    peer = method in ("sklearn_lbfgs", "diffprivlib")
+                    for label, src in trees[:1] if peer else trees:
+                        for r in range(args.repeats):
+                            spec = {"method": method, "format": fmt, "n": n, "d": d, "nnz": args.nnz, "seed": r,
+                                    "threads": args.threads, "src": src}
+                            res = _run_one(spec, args)
+                            if label and not peer:
+                                res["method"] = f"{method}@{label}"
+                            results.append(res)
+                            print(json.dumps(res), flush=True)
+                            if args.out:
+                                with open(args.out, "a") as f:
+                                    f.write(json.dumps(res) + "\n")
     print(summarize(results))
 
 
