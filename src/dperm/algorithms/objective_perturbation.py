@@ -89,7 +89,7 @@ def _solve_perturbed(problem: ERMProblem, ridge: float, linear: np.ndarray, tole
     """
     w = np.zeros(problem.n_features)
     iterations = 0
-    if problem.X.dtype == np.float32:
+    if problem.dtype == np.float32:
         value_and_gradient, hessp = _objective_functions(problem, ridge, linear)
         res = optimize.minimize(value_and_gradient, w, jac=True, hessp=hessp, method="trust-ncg",
                                 options={"gtol": max(0.1 * tolerance, 1e-6 * problem.lipschitz), "maxiter": 500})
@@ -121,13 +121,18 @@ def _solve_perturbed(problem: ERMProblem, ridge: float, linear: np.ndarray, tole
     return w, residual, iterations
 
 
+_REFRESH_CONTRACTION = 0.05
+
+
 def _newton_polish(value_and_gradient, hessp, w, tolerance, max_iter=30, hessian=None):
     """Newton steps accepted when they shrink ||grad J||.
 
     Near the minimizer J's values agree to the last bit and trust-region or line-search
     solvers stop on the value test; the gradient norm still measures progress there.
     ``hessian``: optional callable giving a (possibly approximate) dense Hessian; it is
-    formed once, at the first point, and factorized once.
+    formed at the first point and formed again where a step contracted ||grad J|| by less
+    than ``_REFRESH_CONTRACTION`` (a Hessian from a far point contracts linearly, about
+    0.3 per step on logistic data from w = 0; one more Hessian costs a few gradients).
     """
     from scipy.linalg import cho_factor, cho_solve
     from scipy.sparse.linalg import LinearOperator, cg
@@ -159,6 +164,8 @@ def _newton_polish(value_and_gradient, hessp, w, tolerance, max_iter=30, hessian
             t *= 0.5
         else:
             return w, it
+        if hessian is not None and trial_norm > _REFRESH_CONTRACTION * norm:
+            factor = None
         w, grad, norm = trial, trial_grad, trial_norm
     return w, max_iter
 

@@ -7,7 +7,6 @@ import math
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -19,16 +18,6 @@ from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
 
 __all__ = ["DPLinearModelMixin"]
-
-
-def _augment(X, scaling: float):
-    """Append the constant intercept feature ``scaling`` as the last column."""
-    if scaling == 0:
-        return X
-    column = np.full((X.shape[0], 1), scaling, dtype=X.dtype)
-    if sp.issparse(X):
-        return sp.hstack([X, sp.csr_matrix(column)], format="csr")
-    return np.hstack([X, column])
 
 
 class DPLinearModelMixin(BaseEstimator):
@@ -86,16 +75,18 @@ class DPLinearModelMixin(BaseEstimator):
         return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)
 
     def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0):
-        """One private fit on augmented X; returns (coef, intercept, PrivateFit)."""
+        """One private fit (the intercept as a constant column ``intercept_scaling`` of the
+        problem, never copied into X); returns (coef, intercept, PrivateFit)."""
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
         problem = ERMProblem(
-            _augment(X, scaling),
+            X,
             y_signed,
             self._loss(),
             self._regularizer(),
             self._constraint(),
             data_norm=self._effective_norm(),
             label_bound=label_bound,
+            intercept_scaling=scaling,
         )
         self.solver_ = self._solver_name(problem, budget)
         fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
