@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .algorithms import registry
 from .algorithms.auto import choose_algorithm
+from .distributed import check_supported, make_problem
 from .privacy.budget import PrivacyBudget
-from .problem.erm import ERMProblem
 from .result import PrivateFit
 
 __all__ = ["minimize"]
@@ -53,10 +53,11 @@ def minimize(
     if algorithm != "auto":
         registry.get(algorithm)  # an unknown name fails before any data is touched
     budget = PrivacyBudget(epsilon, delta)
-    problem = ERMProblem(
+    problem = make_problem(  # a DaskERMProblem for Dask input
         X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound
     )
     if algorithm == "auto":
         algorithm = choose_algorithm(problem, budget)[0]
+    check_supported(problem, algorithm)
     info = registry.get(algorithm)
     return info.fit(problem, budget, rng=random_state, **hyperparameters)
