@@ -23,6 +23,10 @@ FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED
 N_FLAGS = 7
 
 
+def _dense_or_csr(X):
+    return sp.csr_matrix(X) if sp.issparse(X) else X
+
+
 def clip_block(X, bound: float):
     """Rows of one block with ``||x_i|| > bound`` scaled onto the sphere of radius bound.
 
@@ -31,6 +35,7 @@ def clip_block(X, bound: float):
     the rows of the in-memory fit; no count is kept and nothing is warned here (the
     client warns once, without counts, from :func:`check_block`'s flags).
     """
+    X = _dense_or_csr(X)
     norms = _row_norms(X)
     over = norms > bound
     if not over.any():
@@ -40,10 +45,6 @@ def clip_block(X, bound: float):
     if sp.issparse(X):
         return sp.csr_matrix(sp.diags(scale) @ X)
     return X * scale[:, None]
-
-
-def _dense_or_csr(X):
-    return sp.csr_matrix(X) if sp.issparse(X) else X
 
 
 def check_block(X, y, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:

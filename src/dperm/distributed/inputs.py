@@ -32,18 +32,35 @@ def _require_dask():
     return da
 
 
+def _dataframe_kind(obj) -> str | None:
+    """"frame" or "series" for a Dask DataFrame / Series, else None (``hasattr`` would
+    not do: a Dask frame looks unknown attributes up as column names)."""
+    if not (type(obj).__module__ or "").startswith("dask.dataframe"):
+        return None
+    import dask.dataframe as dd
+
+    if isinstance(obj, dd.DataFrame):
+        return "frame"
+    if isinstance(obj, dd.Series):
+        return "series"
+    return None
+
+
 def _is_dataframe(obj) -> bool:
-    return hasattr(obj, "columns") and hasattr(obj, "to_dask_array")
+    return _dataframe_kind(obj) == "frame"
 
 
 def _is_series(obj) -> bool:
-    return hasattr(obj, "to_dask_array") and not hasattr(obj, "columns")
+    return _dataframe_kind(obj) == "series"
 
 
 def _frame_to_array(frame, name: str):
     """The numeric columns of a Dask DataFrame as a row-chunked Dask array (features in
     column order); a clear error for non-numeric columns."""
-    bad = [str(c) for c, t in frame.dtypes.items() if not (np.issubdtype(t, np.number) or np.issubdtype(t, np.bool_))]
+    from pandas.api.types import is_bool_dtype, is_complex_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, t in frame.dtypes.items()
+           if not (is_numeric_dtype(t) or is_bool_dtype(t)) or is_complex_dtype(t)]
     if bad:
         raise TypeError(f"{name} must be numeric; columns {bad[:5]} are not (encode or drop them first)")
     dtypes = set(frame.dtypes)

@@ -197,10 +197,16 @@ class DaskERMProblem(ERMProblem):
         return other
 
     def astype(self, dtype) -> "DaskERMProblem":
-        """The same problem with the blocks cast to ``dtype`` as they are read."""
+        """The same problem with the blocks cast to ``dtype`` as they are read (after the
+        clip, in the source precision: the rows of :meth:`ERMProblem.astype`)."""
         if self.X.dtype == dtype:
             return self
-        return self._derive(self.X.astype(dtype))
+        X = self.X
+        if self._clip:
+            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
+        other = self._derive(X.astype(dtype))
+        other._clip = False
+        return other
 
     def replace_row(self, i, x, y_i):
         raise NotImplementedError("replace_row is a test helper of in-memory problems; use ERMProblem")
