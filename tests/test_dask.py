@@ -223,3 +223,26 @@ def test_process_workers_give_the_same_coefficients():
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as c:
         local, remote = fit_both(c, "noisy_gd", X, y)
     np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(random_state=1),
+                                       dperm.DPLinearRegression(random_state=1)], ids=lambda e: type(e).__name__)
+def test_estimators_fit_dask_input_like_numpy(client, estimator):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3)) / 2
+    if isinstance(estimator, dperm.DPLogisticRegression):
+        y = np.array(["a", "b", "c"])[rng.integers(0, 3, 600)]  # one-vs-rest, string labels
+    else:
+        y = np.clip(X @ np.array([1.0, -0.5, 0.2]), -1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        local = estimator.fit(X, y)
+        coef, intercept, solver = local.coef_.copy(), local.intercept_, local.solver_
+        Xd = client.persist(da.from_array(X, chunks=(BLOCK, -1)))
+        remote = estimator.fit(Xd, da.from_array(y, chunks=BLOCK))
+    assert remote.solver_ == solver and remote.n_features_in_ == 3
+    np.testing.assert_allclose(remote.coef_, coef, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(remote.intercept_, intercept, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(remote.predict(Xd), remote.predict(X))
+    with pytest.raises(ValueError, match="X has 2 features"):
+        remote.predict(Xd[:, :2])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["is_dask_collection", "as_dask_xy"]
+__all__ = ["is_dask_collection", "as_dask_xy", "as_dask_features"]
 
 
 def is_dask_collection(obj) -> bool:
@@ -77,14 +77,22 @@ def as_dask_xy(X, y):
     its columns (that column is the target and is dropped from the features).
     """
     da = _require_dask()
+    if isinstance(y, str):
+        if not _is_dataframe(X):
+            raise TypeError("y may name a target column only when X is a Dask DataFrame")
+        if y not in X.columns:
+            raise ValueError(f"y={y!r} is not a column of X")
+        X, y = X.drop(columns=[y]), X[y]
+    X = as_dask_features(X)
+    return X, _as_dask_labels(da, y, X)
+
+
+def as_dask_features(X):
+    """X (a Dask array or DataFrame) as a 2-D row-chunked Dask array of floats, one chunk
+    across the columns; clear errors for anything else. Reads no values."""
+    da = _require_dask()
     if _is_dataframe(X):
-        if isinstance(y, str):
-            if y not in X.columns:
-                raise ValueError(f"y={y!r} is not a column of X")
-            X, y = X.drop(columns=[y]), X[y]
         X = _frame_to_array(X, "X")
-    elif isinstance(y, str):
-        raise TypeError("y may name a target column only when X is a Dask DataFrame")
     if not isinstance(X, da.Array):
         raise TypeError(f"X must be a Dask array or DataFrame, got {type(X).__name__}")
     if X.ndim != 2:
@@ -95,8 +103,7 @@ def as_dask_xy(X, y):
         raise ValueError(
             "X has unknown chunk sizes; call X.compute_chunk_sizes() (or to_dask_array(lengths=True)) first"
         )
-    meta_sparse = _is_sparse_meta(X)
-    if not meta_sparse and (X.dtype == object or not (np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_))):
+    if not _is_sparse_meta(X) and (X.dtype == object or not (np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_))):
         raise TypeError(f"X must be numeric, got dtype {X.dtype}")
     if np.issubdtype(X.dtype, np.complexfloating):
         raise TypeError("X must be real, got complex values")
@@ -104,7 +111,7 @@ def as_dask_xy(X, y):
         X = X.astype(np.float64)
     if len(X.chunks[1]) > 1:  # a block must hold whole rows: x_i is one unit of privacy
         X = X.rechunk({1: -1})
-    return X, _as_dask_labels(da, y, X)
+    return X
 
 
 def _is_sparse_meta(X) -> bool:
@@ -135,7 +142,8 @@ def _as_dask_labels(da, y, X):
             y = y.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"y must be numeric: {exc}") from None
-        return da.from_array(y, chunks=(X.chunks[0],))
+        # Persisted once: a graph holding the array itself would ship it on every pass.
+        return da.from_array(y, chunks=(X.chunks[0],)).persist()
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:

@@ -12,9 +12,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
+from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
-from ..problem.erm import ERMProblem
 
 __all__ = ["DPLinearModelMixin"]
 
@@ -23,6 +23,8 @@ def _augment(X, scaling: float):
     """Append the constant intercept feature ``scaling`` as the last column."""
     if scaling == 0:
         return X
+    if is_dask_collection(X):
+        return dask_input.augment(X, scaling)
     column = np.full((X.shape[0], 1), scaling, dtype=X.dtype)
     if sp.issparse(X):
         return sp.hstack([X, sp.csr_matrix(column)], format="csr")
@@ -62,6 +64,8 @@ class DPLinearModelMixin(BaseEstimator):
         return self.solver
 
     def _validate(self, X, y=None, reset=True):
+        if is_dask_collection(X):  # X stays on the cluster, checked block by block
+            return dask_input.validate(self, X, y, reset=reset)
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
         if y is None:
             return validate_data(self, X, **kwargs)
@@ -74,7 +78,7 @@ class DPLinearModelMixin(BaseEstimator):
     def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0):
         """One private fit on augmented X; returns (coef, intercept, PrivateFit)."""
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        problem = ERMProblem(
+        problem = make_problem(  # a DaskERMProblem for Dask input
             _augment(X, scaling),
             y_signed,
             self._loss(),
@@ -84,6 +88,7 @@ class DPLinearModelMixin(BaseEstimator):
             label_bound=label_bound,
         )
         self.solver_ = self._solver_name(problem, budget)
+        check_supported(problem, self.solver_)
         fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
