@@ -33,6 +33,7 @@ SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "dp_fw_l2",
     "dp_fw_l1",
     "dp_accmd",
+    "dp_sgd",
 )
 
 

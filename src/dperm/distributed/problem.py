@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
@@ -179,6 +180,29 @@ class DaskERMProblem(ERMProblem):
         d = self.n_features
         out = self._reduce(_chunks.hessian_block, d * d, w=self._as_compute(w), **self._data_kwargs())
         return out.reshape(d, d) / self.n_samples + self.regularizer.l2 * np.eye(d)
+
+    def gather_rows(self, rows: np.ndarray, counts: np.ndarray):
+        """The rows that the mini-batches ``rows[k, :counts[k]]`` (global indices drawn on
+        the client) select, fetched from their blocks in one round trip.
+
+        Returns ``(X_batch, y_batch, local_rows)``: the distinct selected rows (clipped,
+        in the blocks' precision; CSR for sparse blocks) and labels, and ``rows``
+        re-indexed into them, so a compiled SGD kernel runs on the client exactly as on
+        the whole in-memory X. The batches are those of the in-memory run (same draws
+        from the fit's generator), so the sampling and its accounting are unchanged.
+        """
+        import dask
+
+        selected = np.unique(np.concatenate([rows[k, :m] for k, m in enumerate(counts)] or [np.zeros(0, np.int64)]))
+        X = self.X
+        if self._clip:
+            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
+        y = self.y if self._label_clip is None else self.y.clip(-self._label_clip, self._label_clip)
+        X_batch, y_batch = dask.compute(X[selected], y[selected])
+        X_batch = sp.csr_matrix(X_batch) if sp.issparse(X_batch) else np.ascontiguousarray(X_batch)
+        local = np.searchsorted(selected, rows).astype(np.int64)
+        np.minimum(local, max(len(selected) - 1, 0), out=local)  # the unused tail of each row of `rows`
+        return X_batch, np.asarray(y_batch, dtype=np.float64), local
 
     def batch_loss_gradient(self, w, rows):
         raise NotImplementedError(
