@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .algorithms import registry
 from .algorithms.auto import choose_algorithm
+from .distributed import check_supported, make_problem
 from .privacy.budget import PrivacyBudget
 from .privacy.mechanisms import charging
-from .problem.erm import ERMProblem
 from .result import PrivateFit
 
 __all__ = ["minimize"]
@@ -59,11 +59,12 @@ def minimize(
     if algorithm != "auto":
         registry.get(algorithm)  # an unknown name fails before any data is touched
     budget = PrivacyBudget(epsilon, delta)
-    problem = ERMProblem(
+    problem = make_problem(  # a DaskERMProblem for Dask input
         X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound
     )
     if algorithm == "auto":
         algorithm = choose_algorithm(problem, budget)[0]
+    check_supported(problem, algorithm)
     info = registry.get(algorithm)
     with charging(accountant):
         return info.fit(problem, budget, rng=random_state, **hyperparameters)

@@ -56,8 +56,9 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     else:
         table = np.asarray(step_sizes, dtype=np.float64)
         schedule, total = None, len(table)
+    gather = getattr(problem, "gather_rows", None)  # Dask data: each round fetches its batches' rows
     csr = sp.issparse(X)
-    if not csr:
+    if not csr and gather is None:
         X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
     for start_at in range(0, total, _BLOCK):
         if schedule is None:
@@ -75,6 +76,9 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
         rows = np.zeros((K, width), dtype=np.int64)
         _kernels.sample_batches(n, counts, uniforms, rows, marker)
         noise = rng.normal(0.0, sigma, size=(K, d)) if sigma > 0 else np.zeros((K, d))
+        if gather is not None:
+            X, y, rows = gather(rows, counts)
+            csr = sp.issparse(X)
         args = (y, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum)
         if csr:
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)

@@ -13,9 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
+from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
-from ..problem.erm import ERMProblem
 
 __all__ = ["DPLinearModelMixin"]
 
@@ -65,6 +65,8 @@ class DPLinearModelMixin(BaseEstimator):
         return self.solver
 
     def _validate(self, X, y=None, reset=True):
+        if is_dask_collection(X):  # X stays on the cluster, checked block by block
+            return dask_input.validate(self, X, y, reset=reset)
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
         if y is None:
             return validate_data(self, X, **kwargs)
@@ -78,7 +80,7 @@ class DPLinearModelMixin(BaseEstimator):
         """One private fit (the intercept as a constant column ``intercept_scaling`` of the
         problem, never copied into X); returns (coef, intercept, PrivateFit)."""
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        problem = ERMProblem(
+        problem = make_problem(  # a DaskERMProblem for Dask input
             X,
             y_signed,
             self._loss(),
@@ -89,6 +91,7 @@ class DPLinearModelMixin(BaseEstimator):
             intercept_scaling=scaling,
         )
         self.solver_ = self._solver_name(problem, budget)
+        check_supported(problem, self.solver_)
         fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit

@@ -1,0 +1,66 @@
+"""Fitting on data that Dask holds: row-chunked Dask arrays and Dask DataFrames, in
+memory on a cluster or out of core (a Zarr store read block by block).
+
+:func:`make_problem` is the one entry point the API and the estimators use: it returns
+a :class:`DaskERMProblem` for Dask input and an in-memory
+:class:`~dperm.problem.ERMProblem` otherwise. Dask is imported only for Dask input, so
+the core install does not need it (``pip install 'dperm[dask]'`` adds it).
+
+Privacy is that of the in-memory fit, unchanged: the algorithms run on the client, draw
+every noise vector there from the fit's own generator, and see the data only through
+full-batch sums (gradients, Hessian-vector products) that the workers compute block by
+block and add up. No per-block quantity is released; row-norm clipping and label checks
+are applied block by block against the declared public bounds.
+"""
+
+from __future__ import annotations
+
+from ..problem.erm import ERMProblem
+from .inputs import is_dask_collection
+from .problem import DaskERMProblem  # imports no Dask: only a fit on Dask data does
+
+__all__ = ["make_problem", "is_dask_collection", "check_supported", "SUPPORTED_ALGORITHMS", "DaskERMProblem"]
+
+# The algorithms whose only access to the data is through full-batch map-reduces
+# (objective, gradient, Hessian-vector product, dense Hessian), checked against the
+# in-memory fit in tests/test_dask.py.
+SUPPORTED_ALGORITHMS: tuple[str, ...] = (
+    "objective_perturbation",
+    "output_perturbation",
+    "gd_output_perturbation",
+    "noisy_gd",
+    "dp_gd",
+    "dp_fw_l2",
+    "dp_fw_l1",
+    "dp_accmd",
+    "dp_sgd",
+)
+
+
+def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,
+                 intercept_scaling=0.0):
+    """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask
+    collection, an in-memory :class:`~dperm.problem.ERMProblem` otherwise. Same
+    parameters as :class:`~dperm.problem.ERMProblem`; ``intercept_scaling`` > 0 adds the
+    constant intercept column (virtual in memory, appended block by block on Dask)."""
+    if is_dask_collection(X):
+        if intercept_scaling:
+            from .estimators import augment
+
+            X = augment(X, float(intercept_scaling))
+        return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound)
+    if is_dask_collection(y):
+        raise TypeError("y is a Dask collection but X is not; pass both as Dask collections (or neither)")
+    return ERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
+                      intercept_scaling=intercept_scaling)
+
+
+def check_supported(problem, algorithm: str) -> None:
+    """Raise a clear error when ``algorithm`` has no Dask path and ``problem`` is over
+    Dask data (a no-op for in-memory problems)."""
+    if isinstance(problem, DaskERMProblem) and algorithm not in SUPPORTED_ALGORITHMS:
+        raise NotImplementedError(
+            f"{algorithm} has no Dask path yet (it reads rows by index); on Dask data use one of "
+            f"{list(SUPPORTED_ALGORITHMS)}, or pass the data in memory"
+        )
+

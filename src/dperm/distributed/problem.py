@@ -1,0 +1,243 @@
+"""The ERM problem over a row-chunked Dask array: every full-batch quantity is one
+map-reduce over the row blocks.
+
+:class:`DaskERMProblem` is an :class:`~dperm.problem.ERMProblem` (same constants, same
+proximal steps, same optimality certificates, all from declared bounds and public
+hyper-parameters) whose data-touching methods (objective, gradient, Hessian-vector
+product, dense Hessian) map one kernel of :mod:`dperm.distributed._chunks` over the row
+blocks and add the partial sums. The algorithms run unchanged on the client: they see a
+gradient, draw their noise from the fit's own generator, and step, exactly as with
+NumPy input, so a fit on Dask and the same fit on NumPy with one ``random_state`` give
+the same coefficients up to the rounding of the summation order.
+
+The data are never gathered: X stays where Dask keeps it (workers' memory, or a Zarr
+store read block by block), and the client only ever receives length-d (or d x d)
+sums.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import DataNormWarning, check_positive
+from ..problem.constraints import make_constraint
+from ..problem.custom import CustomLoss
+from ..problem.erm import ERMProblem
+from ..problem.losses import make_loss
+from ..problem.regularizers import make_regularizer
+from . import _chunks
+from .inputs import as_dask_xy
+
+__all__ = ["DaskERMProblem"]
+
+
+class DaskERMProblem(ERMProblem):
+    """A regularized, possibly constrained ERM problem over Dask data.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+        Features, chunked by rows (a chunking across columns is merged: a block must
+        hold whole rows). Dense float32 / float64 blocks (other numeric types become
+        float64) or SciPy sparse blocks. A DataFrame's columns are the features.
+    y : dask array / Series, array-like, or str
+        Labels, as for :class:`~dperm.problem.ERMProblem`; with a DataFrame X, the name
+        of the target column.
+    loss, regularizer, constraint, data_norm, label_bound
+        As for :class:`~dperm.problem.ERMProblem` (built-in margin losses only).
+
+    Notes
+    -----
+    Construction makes one pass over the data to check it, block by block: finite
+    values, labels in the loss's domain, rows above ``data_norm`` and labels above
+    ``label_bound``. Each block reports flags, never counts or values; errors and
+    warnings say only that a condition occurred. Rows above the bound are scaled onto it
+    inside every later pass (the arithmetic of ``clip_rows``), so the declared bound
+    holds on every block the algorithms touch; labels above ``label_bound`` are clipped
+    likewise.
+
+    The computations run on Dask's current scheduler: a ``dask.distributed.Client``
+    when one is active, else Dask's local threads.
+    """
+
+    def __init__(
+        self,
+        X,
+        y,
+        loss="logistic",
+        regularizer=None,
+        constraint=None,
+        *,
+        data_norm: float = 1.0,
+        label_bound: float = 1.0,
+    ):
+        self.loss = make_loss(loss)
+        if isinstance(self.loss, CustomLoss):
+            raise NotImplementedError("Dask input supports the built-in margin losses only, not a CustomLoss")
+        self._custom = False
+        self.regularizer = make_regularizer(regularizer)
+        self.constraint = make_constraint(constraint)
+        self.data_norm = check_positive("data_norm", data_norm)
+        self.label_bound = check_positive("label_bound", label_bound)
+        X, y = as_dask_xy(X, y)
+        if X.shape[0] < 2:
+            raise ValueError(f"X has {X.shape[0]} row(s); at least 2 are required")
+        if X.shape[1] < 1:
+            raise ValueError("X has 0 features; at least 1 is required")
+        self.X, self.y = X, y
+        self.n_samples, self.n_features = int(X.shape[0]), int(X.shape[1])
+        self._clip, self._label_clip = self._check_blocks()
+        self.constants = self._constants()
+
+    # -- the one checking pass ----------------------------------------------------
+    def _check_blocks(self) -> tuple[bool, float | None]:
+        flags = self._reduce(
+            _chunks.check_block, _chunks.N_FLAGS, reduce="max",
+            bound=self.data_norm, binary=self.loss.binary, label_bound=self.label_bound,
+        )
+        if flags[_chunks.FLAG_NAN_X] or flags[_chunks.FLAG_INF_X]:
+            kind = "NaN" if flags[_chunks.FLAG_NAN_X] else "infinite"
+            raise ValueError(f"X contains {kind} values; remove or impute them first")
+        if flags[_chunks.FLAG_BAD_Y]:
+            raise ValueError("y contains NaN or infinite values")
+        if flags[_chunks.FLAG_BAD_LABEL]:
+            # No label value is named: the label set is data.
+            raise ValueError(
+                f"the {self.loss.name!r} loss needs labels in {{-1, +1}}; y has other values. "
+                "Map binary labels to -1/+1 (the estimators do this for any two classes)."
+            )
+        label_clip = None
+        if flags[_chunks.FLAG_LABEL_OVER]:
+            warnings.warn(
+                f"some labels exceed the declared label_bound={self.label_bound:g}; they are clipped to it.",
+                DataNormWarning,
+                stacklevel=3,
+            )
+            label_clip = self.label_bound
+        if flags[_chunks.FLAG_CLEARLY]:
+            warnings.warn(
+                f"some rows of X have L2 norm above the declared data_norm={self.data_norm:g}; they are "
+                "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
+                DataNormWarning,
+                stacklevel=3,
+            )
+        return bool(flags[_chunks.FLAG_SCALED]), label_clip
+
+    # -- the map-reduce -------------------------------------------------------------
+    def _reduce(self, kernel, width: int, *, reduce: str = "sum", **kwargs) -> np.ndarray:
+        """Apply ``kernel(X_b, y_b, **kwargs)`` (a 1 x width row) to every row block and
+        combine the rows with a tree ``sum`` (or ``max``) on the workers; the client
+        receives the combined row only."""
+        import dask.array as da
+
+        partials = da.blockwise(
+            kernel, "ij", self.X, "ij", self.y, "i",
+            adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
+            meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
+        )
+        combined = partials.max(axis=0) if reduce == "max" else partials.sum(axis=0)
+        return np.asarray(combined.compute(), dtype=np.float64)
+
+    def _data_kwargs(self) -> dict:
+        return {"loss": self.loss, "bound": self.data_norm, "clip": self._clip, "label_bound": self._label_clip}
+
+    def _as_compute(self, w: np.ndarray) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.n_features,):
+            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
+        return w
+
+    # -- evaluation -------------------------------------------------------------------
+    def margins(self, w: np.ndarray):
+        """``X w`` as a lazy Dask vector chunked like the rows (never gathered here)."""
+        return self.X.map_blocks(_chunks.margins_block, w=self._as_compute(w), bound=self.data_norm,
+                                 clip=self._clip, drop_axis=1, dtype=np.float64)
+
+    def loss_value(self, w: np.ndarray) -> float:
+        out = self._reduce(_chunks.value_block, 1, w=self._as_compute(w), **self._data_kwargs())
+        return float(out[0]) / self.n_samples
+
+    def loss_gradient(self, w: np.ndarray) -> np.ndarray:
+        out = self._reduce(_chunks.value_gradient_block, self.n_features + 1,
+                           w=self._as_compute(w), value=False, **self._data_kwargs())
+        return out[:-1] / self.n_samples
+
+    def value_and_gradient(self, w: np.ndarray) -> tuple[float, np.ndarray]:
+        w64 = self._as_compute(w)
+        out = self._reduce(_chunks.value_gradient_block, self.n_features + 1, w=w64, value=True, **self._data_kwargs())
+        value = float(out[-1]) / self.n_samples + self.regularizer.value(w64)
+        return value, out[:-1] / self.n_samples + self.regularizer.smooth_gradient(w64)
+
+    def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+        w64, v64 = self._as_compute(w), self._as_compute(v)
+        out = self._reduce(_chunks.hessian_vector_block, self.n_features, w=w64, v=v64, **self._data_kwargs())
+        return out / self.n_samples + self.regularizer.l2 * v64
+
+    def hessian(self, w: np.ndarray) -> np.ndarray:
+        d = self.n_features
+        out = self._reduce(_chunks.hessian_block, d * d, w=self._as_compute(w), **self._data_kwargs())
+        return out.reshape(d, d) / self.n_samples + self.regularizer.l2 * np.eye(d)
+
+    def gather_rows(self, rows: np.ndarray, counts: np.ndarray):
+        """The rows that the mini-batches ``rows[k, :counts[k]]`` (global indices drawn on
+        the client) select, fetched from their blocks in one round trip.
+
+        Returns ``(X_batch, y_batch, local_rows)``: the distinct selected rows (clipped,
+        in the blocks' precision; CSR for sparse blocks) and labels, and ``rows``
+        re-indexed into them, so a compiled SGD kernel runs on the client exactly as on
+        the whole in-memory X. The batches are those of the in-memory run (same draws
+        from the fit's generator), so the sampling and its accounting are unchanged.
+        """
+        import dask
+
+        selected = np.unique(np.concatenate([rows[k, :m] for k, m in enumerate(counts)] or [np.zeros(0, np.int64)]))
+        X = self.X
+        if self._clip:
+            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
+        y = self.y if self._label_clip is None else self.y.clip(-self._label_clip, self._label_clip)
+        X_batch, y_batch = dask.compute(X[selected], y[selected])
+        X_batch = sp.csr_matrix(X_batch) if sp.issparse(X_batch) else np.ascontiguousarray(X_batch)
+        local = np.searchsorted(selected, rows).astype(np.int64)
+        np.minimum(local, max(len(selected) - 1, 0), out=local)  # the unused tail of each row of `rows`
+        return X_batch, np.asarray(y_batch, dtype=np.float64), local
+
+    def batch_loss_gradient(self, w, rows):
+        raise NotImplementedError(
+            "mini-batch gradients by row index are not available on Dask data; use a full-batch algorithm"
+        )
+
+    def per_example_gradients(self, w, rows=None):
+        raise NotImplementedError("per-example gradients are not available on Dask data (they would gather X)")
+
+    # -- derived problems ---------------------------------------------------------------
+    def _derive(self, X) -> "DaskERMProblem":
+        """The same checked problem over ``X`` (a lazy map of the checked X): no new pass."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        other.X = X
+        return other
+
+    def astype(self, dtype) -> "DaskERMProblem":
+        """The same problem with the blocks cast to ``dtype`` as they are read (after the
+        clip, in the source precision: the rows of :meth:`ERMProblem.astype`)."""
+        if self.X.dtype == dtype:
+            return self
+        X = self.X
+        if self._clip:
+            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
+        other = self._derive(X.astype(dtype))
+        other._clip = False
+        return other
+
+    def replace_row(self, i, x, y_i):
+        raise NotImplementedError("replace_row is a test helper of in-memory problems; use ERMProblem")
+
+    def __repr__(self) -> str:
+        return (
+            f"DaskERMProblem(n={self.n_samples}, d={self.n_features}, blocks={len(self.X.chunks[0])}, "
+            f"loss={self.loss!r}, regularizer={self.regularizer!r}, constraint={self.constraint!r}, "
+            f"data_norm={self.data_norm:g})"
+        )

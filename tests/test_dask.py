@@ -1,0 +1,261 @@
+"""Fits on Dask data (dperm.distributed) on a two-worker LocalCluster: the same
+coefficients as the in-memory fit with one random_state, checks and clipping block by
+block, nothing data-dependent in errors and warnings."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array", reason="the Dask tests need the optional extra: pip install -e '.[dask]'")
+distributed = pytest.importorskip("dask.distributed", reason="the Dask tests need the optional extra: pip install -e '.[dask]'")
+
+import dperm  # noqa: E402
+from dperm.distributed import SUPPORTED_ALGORITHMS, DaskERMProblem, make_problem  # noqa: E402
+from dperm.problem import DataNormWarning, ERMProblem  # noqa: E402
+
+# A problem each supported algorithm's assumptions accept, and short runs (each step
+# is one scheduler round trip).
+SPECS = {
+    "output_perturbation": ("logistic", ("l2", 0.1), None, {"tolerance": 1e-10}),
+    "objective_perturbation": ("logistic", ("l2", 0.1), None, {}),
+    "gd_output_perturbation": ("logistic", ("l2", 0.1), None, {"steps": 15}),
+    "noisy_gd": ("logistic", ("l2", 0.1), None, {"steps": 15}),
+    "dp_gd": ("sigmoid_squared", ("l2", 0.01), None, {"steps": 15}),
+    "dp_fw_l2": ("biweight", None, ("l2_ball", 1.0), {"steps": 15}),
+    "dp_fw_l1": ("biweight", None, ("l1_ball", 1.0), {"steps": 15}),
+    "dp_accmd": ("logistic", None, ("l1_ball", 2.0), {"steps": 15}),
+    "dp_sgd": ("logistic", ("l2", 0.1), None, {"steps": 520, "batch_size": 30}),  # 2 rounds (512 + 8 steps)
+}
+BLOCK = 150
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def data(loss, n=600, d=3, seed=0, dtype=np.float64):
+    """Rows of norm up to 1.3 (some are clipped to data_norm = 1) and labels for the loss."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) / rng.uniform(0.2, 1.3, size=(n, 1))
+    if loss == "logistic":
+        y = np.where(X @ np.array([2.0, -1.0, 0.5])[:d] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    elif loss == "sigmoid_squared":
+        y = (X[:, 0] > 0).astype(float)
+    else:
+        y = np.clip(X @ np.array([0.5, -0.3, 0.2])[:d] + 0.05 * rng.normal(size=n), -1, 1)
+    return X.astype(dtype), y
+
+
+def on_dask(client, X, y):
+    Xd = da.from_array(X, chunks=(BLOCK, -1), asarray=not sp.issparse(X))
+    yd = da.from_array(y, chunks=BLOCK)
+    return client.persist([Xd, yd])  # in the workers' memory, as a user of a cluster would
+
+
+def fit_both(client, name, X=None, y=None, **extra):
+    loss, reg, constraint, hyper = SPECS[name]
+    if X is None:
+        X, y = data(loss)
+    kwargs = dict(loss=loss, regularizer=reg, constraint=constraint, algorithm=name, epsilon=1.0, delta=1e-5,
+                  random_state=7, **hyper, **extra)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        local = dperm.minimize(X, y, **kwargs)
+        Xd, yd = on_dask(client, X, y)
+        remote = dperm.minimize(Xd, yd, **kwargs)
+    return local, remote
+
+
+@pytest.mark.parametrize("name", SUPPORTED_ALGORITHMS)
+def test_same_coefficients_as_in_memory(client, name):
+    local, remote = fit_both(client, name)
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-9)
+    assert remote.privacy_spent == local.privacy_spent
+    assert remote.hyperparameters == local.hyperparameters
+
+
+def test_float32_and_sparse_blocks_agree_with_in_memory(client):
+    X, y = data("logistic", dtype=np.float32)
+    # Both solves stop at ||grad J|| <= tolerance: they agree to ~tolerance / mu.
+    local, remote = fit_both(client, "objective_perturbation", X, y, tolerance=1e-12)
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-9)
+    X, y = data("logistic")
+    X[np.abs(X) < 0.3] = 0.0
+    local, remote = fit_both(client, "noisy_gd", sp.csr_matrix(X), y)
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("sampling,sparse", [("poisson", True), ("without_replacement", False)])
+def test_dp_sgd_batches_are_the_in_memory_batches(client, sampling, sparse):
+    """The client draws each round's batches from the fit's generator exactly as the
+    in-memory run does, then fetches their rows from the blocks: same coefficients,
+    bit for bit (dense and CSR blocks), and the same accounting."""
+    X, y = data("logistic")
+    X[np.abs(X) < 0.2] = 0.0
+    local, remote = fit_both(client, "dp_sgd", sp.csr_matrix(X) if sparse else X, y, sampling=sampling)
+    np.testing.assert_array_equal(remote.coef, local.coef)
+    assert remote.privacy_spent == local.privacy_spent and remote.noise == local.noise
+
+
+def test_full_batch_quantities_match_in_memory(client):
+    X, y = data("logistic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        local = ERMProblem(X, y, "logistic", ("l2", 0.1))
+        remote = make_problem(*on_dask(client, X, y), "logistic", ("l2", 0.1))
+    assert isinstance(remote, DaskERMProblem)
+    assert (remote.n_samples, remote.n_features) == (600, 3)
+    assert remote.constants == local.constants
+    w, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, 2.0, -1.0])
+    np.testing.assert_allclose(remote.gradient(w), local.gradient(w), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(remote.objective(w), local.objective(w), rtol=1e-13)
+    value, grad = remote.value_and_gradient(w)
+    np.testing.assert_allclose((value, *grad), (local.objective(w), *local.gradient(w)), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(remote.hessian_vector(w, v), local.hessian_vector(w, v), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(remote.hessian(w), local.hessian(w), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(remote.margins(w).compute(), local.margins(w), rtol=1e-13, atol=1e-15)
+    assert remote.astype(np.float32).X.dtype == np.float32
+
+
+def test_rows_above_data_norm_are_clipped_block_by_block_and_warned_without_counts(client):
+    X, y = data("logistic")
+    over = np.linalg.norm(X, axis=1) > 1.0
+    assert 0 < over.sum() < len(X)
+    with pytest.warns(DataNormWarning) as record:
+        problem = make_problem(*on_dask(client, X, y), data_norm=1.0)
+    message = str(record[0].message)
+    assert "data_norm=1" in message and str(int(over.sum())) not in message
+    assert not re.search(r"\b\d+ of \d+\b|largest", message)
+    # every row the gradient sees is within the bound: the gradient at w = e_1 with a
+    # linear loss part would exceed it otherwise; compare with the clipped in-memory rows
+    with pytest.warns(DataNormWarning):
+        local = ERMProblem(X, y, data_norm=1.0)
+    w = np.array([1.0, 1.0, 1.0])
+    np.testing.assert_allclose(problem.gradient(w), local.gradient(w), rtol=1e-13)
+    assert not np.allclose(problem.gradient(w), ERMProblem(X, y, data_norm=2.0).gradient(w))
+
+
+def test_labels_above_label_bound_are_clipped_and_warned_without_counts(client):
+    X, y = data("squared")
+    y = y.copy()
+    y[5] = 3.0
+    with pytest.warns(DataNormWarning, match="label_bound") as record:
+        problem = make_problem(*on_dask(client, X, y), "squared", constraint=("l2_ball", 1.0), data_norm=2.0)
+    assert "3" not in str(record[0].message)
+    local = ERMProblem(X, np.clip(y, -1, 1), "squared", constraint=("l2_ball", 1.0), data_norm=2.0)
+    w = np.array([0.2, 0.1, -0.3])
+    np.testing.assert_allclose(problem.gradient(w), local.gradient(w), rtol=1e-13)
+
+
+def test_bad_input_is_refused_without_naming_data(client):
+    X, y = data("logistic")
+    bad = y.copy()
+    bad[400] = 7.0  # one bad label in the third block
+    with pytest.raises(ValueError, match=r"needs labels in \{-1, \+1\}") as info:
+        make_problem(*on_dask(client, X, bad))
+    assert "7" not in str(info.value)
+    Xn = X.copy()
+    Xn[599, 1] = np.nan  # in the last block only
+    with pytest.raises(ValueError, match="X contains NaN"):
+        make_problem(*on_dask(client, Xn, y))
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="X contains infinite"):
+        make_problem(*on_dask(client, Xi, y))
+    yn = y.copy()
+    yn[3] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        make_problem(*on_dask(client, X, yn))
+    with pytest.raises(ValueError, match="y has 599 entries but X has 600 rows"):
+        make_problem(da.from_array(X, chunks=(BLOCK, -1)), y[:-1])
+    with pytest.raises(TypeError, match="y is a Dask collection but X is not"):
+        make_problem(X, da.from_array(y, chunks=BLOCK))
+
+
+def test_algorithm_without_a_dask_path_is_refused(client):
+    X, y = data("logistic")
+    with pytest.raises(NotImplementedError, match="dp_sgd has no Dask path"):
+        dperm.minimize(*on_dask(client, X, y), regularizer=("l2", 0.1), algorithm="dp_sgd", epsilon=1.0,
+                       delta=1e-5, data_norm=2.0)
+
+
+def test_column_chunks_are_merged_into_whole_rows(client):
+    X, y = data("logistic", d=3)
+    Xd = da.from_array(X, chunks=(BLOCK, 1))
+    with pytest.warns(DataNormWarning):
+        problem = make_problem(Xd, y)
+    assert problem.X.chunks[1] == (3,)
+    assert problem.y.chunks[0] == problem.X.chunks[0]
+
+
+def test_dask_dataframe_with_a_target_column_or_series(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = data("logistic")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    ddf = dd.from_pandas(frame, npartitions=4)
+    kwargs = dict(regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0, delta=1e-5,
+                  data_norm=2.0, random_state=3)
+    local = dperm.minimize(X, y, **kwargs)
+    by_name = dperm.minimize(ddf, "label", **kwargs)
+    by_series = dperm.minimize(ddf[["a", "b", "c"]], ddf["label"], **kwargs)
+    np.testing.assert_allclose(by_name.coef, local.coef, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(by_series.coef, local.coef, rtol=0, atol=1e-9)
+    with pytest.raises(TypeError, match=r"columns \['s'\] are not"):
+        make_problem(ddf.assign(s="x"), "label")
+    with pytest.raises(ValueError, match="not a column"):
+        make_problem(ddf, "nope")
+
+
+def test_zarr_store_read_block_by_block(client, tmp_path):
+    zarr = pytest.importorskip("zarr")
+    X, y = data("logistic")
+    zX = zarr.open_array(str(tmp_path / "X.zarr"), mode="w", shape=X.shape, chunks=(BLOCK, 3), dtype="f8")
+    zX[:] = X
+    zy = zarr.open_array(str(tmp_path / "y.zarr"), mode="w", shape=y.shape, chunks=(BLOCK,), dtype="f8")
+    zy[:] = y
+    kwargs = dict(regularizer=("l2", 0.1), algorithm="gd_output_perturbation", steps=10, epsilon=1.0,
+                  delta=1e-5, data_norm=2.0, random_state=5)
+    remote = dperm.minimize(da.from_zarr(str(tmp_path / "X.zarr")), da.from_zarr(str(tmp_path / "y.zarr")), **kwargs)
+    local = dperm.minimize(X, y, **kwargs)
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_process_workers_give_the_same_coefficients():
+    """Kernels and losses travel to worker processes by pickling."""
+    X, y = data("logistic")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        local, remote = fit_both(c, "noisy_gd", X, y)
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(random_state=1),
+                                       dperm.DPLinearRegression(random_state=1)], ids=lambda e: type(e).__name__)
+def test_estimators_fit_dask_input_like_numpy(client, estimator):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3)) / 2
+    if isinstance(estimator, dperm.DPLogisticRegression):
+        y = np.array(["a", "b", "c"])[rng.integers(0, 3, 600)]  # one-vs-rest, string labels
+    else:
+        y = np.clip(X @ np.array([1.0, -0.5, 0.2]), -1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        local = estimator.fit(X, y)
+        coef, intercept, solver = local.coef_.copy(), local.intercept_, local.solver_
+        Xd = client.persist(da.from_array(X, chunks=(BLOCK, -1)))
+        remote = estimator.fit(Xd, da.from_array(y, chunks=BLOCK))
+    assert remote.solver_ == solver and remote.n_features_in_ == 3
+    np.testing.assert_allclose(remote.coef_, coef, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(remote.intercept_, intercept, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(remote.predict(Xd), remote.predict(X))
+    with pytest.raises(ValueError, match="X has 2 features"):
+        remote.predict(Xd[:, :2])
