@@ -129,7 +129,7 @@ def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> 
     shape = (n, ks.size)
     if len(factors) == 1:
         num, den = factors[0][0][idx], factors[0][1][idx]
-        if den.max(initial=1) * int(ks[-1]) < _MAX_RANGE:  # one draw: num / (den K)
+        if int(den.max(initial=1)) * int(ks[-1]) < _MAX_RANGE:  # one draw: num / (den K)
             return source.integers(den[:, None] * ks[None, :]) < num[:, None]
     trial = np.ones(shape, dtype=bool) if ks[-1] == 1 else source.integers(np.broadcast_to(ks, shape)) == 0
     for num, den in factors:
