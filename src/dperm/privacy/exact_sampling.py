@@ -62,8 +62,9 @@ class SecureRandom:
     """Uniform integers from the operating system's cryptographically secure generator.
 
     Bytes come from ``os.urandom`` in blocks of ``buffer_bytes`` (one system call per
-    block); a 64-bit word w is mapped to ``w mod m`` after rejecting the top
-    ``2^64 mod m`` words, so every value is exactly uniform. Not reproducible by design:
+    block). A request is served from 16-, 32- or 64-bit words, the narrowest that holds
+    its largest range m; a word w is mapped to ``w mod m`` after rejecting the top
+    ``2^bits mod m`` words, so every value is exactly uniform. Not reproducible by design:
     use :class:`GeneratorSource` for replayable experiments.
     """
 
@@ -71,30 +72,32 @@ class SecureRandom:
         if buffer_bytes < 8 or buffer_bytes % 8:
             raise ValueError(f"buffer_bytes must be a positive multiple of 8, got {buffer_bytes}")
         self._block = buffer_bytes
-        self._words = np.empty(0, dtype=np.uint64)
+        self._bytes = b""
 
-    def _take(self, count: int) -> np.ndarray:
-        if count > self._words.size:
-            need = max(self._block, 8 * (count - self._words.size))
-            fresh = np.frombuffer(os.urandom(need), dtype=np.uint64)
-            self._words = np.concatenate([self._words, fresh])
-        words, self._words = self._words[:count], self._words[count:]
-        return words
+    def _take(self, count: int, dtype) -> np.ndarray:
+        size = count * np.dtype(dtype).itemsize
+        if size > len(self._bytes):
+            self._bytes += os.urandom(max(self._block, size - len(self._bytes)))
+        chunk, self._bytes = self._bytes[:size], self._bytes[size:]
+        return np.frombuffer(chunk, dtype=dtype)
 
     def integers(self, high: np.ndarray) -> np.ndarray:
         high = np.asarray(high, dtype=np.int64)
         if high.size and (high.min() < 1 or high.max() >= _MAX_RANGE):
             raise ValueError("uniform ranges must lie in [1, 2^62)")
-        flat = high.ravel().astype(np.uint64)
-        out = np.empty(flat.size, dtype=np.uint64)
+        largest = int(high.max(initial=1))
+        dtype = np.uint16 if largest <= 2**15 else np.uint32 if largest <= 2**31 else np.uint64
+        flat = high.ravel().astype(dtype)
+        out = np.empty(flat.size, dtype=dtype)
         todo = np.arange(flat.size)
         while todo.size:
             m = flat[todo]
-            words = self._take(todo.size)
-            # 2^64 mod m, computed in uint64 as (2^64 - m) mod m; words at or above
-            # 2^64 - (2^64 mod m) are rejected so that w mod m is exactly uniform.
-            excess = (np.uint64(0) - m) % m
-            keep = (excess == 0) | (words < np.uint64(0) - excess)
+            words = self._take(todo.size, dtype)
+            # 2^bits mod m, computed without overflow as (2^bits - m) mod m; words at or
+            # above 2^bits - (2^bits mod m) are rejected so that w mod m is exactly uniform
+            # (at most half of them, as m <= 2^(bits-1)).
+            excess = (dtype(0) - m) % m
+            keep = (excess == 0) | (words < dtype(0) - excess)
             out[todo[keep]] = words[keep] % m[keep]
             todo = todo[~keep]
         return out.astype(np.int64).reshape(high.shape)

@@ -54,8 +54,9 @@ and their subsampled mixtures. Q is a post-processing of the Gaussian mechanism 
 The discrete Gaussian alone (r = 0) is *not* dominated by the continuous one in general:
 at S = 1/2 and sensitivity 1 its total variation distance between neighbours is 0.79,
 the continuous Gaussian's 0.68 (``tests/test_secure_noise.py`` checks both facts).
-The smoothing costs a variance of (r g)^2 <= 9 * 2^-20 sigma^2, a relative std increase
-below 5e-6; the rounding costs Delta_eff / Delta <= 1 + 2^-12.
+The noise std g S exceeds sigma by at most one grid step plus the smoothing's
+(r g)^2 <= 9 * 2^-40 sigma^2 of variance, a relative 1e-6 with g <= 2^-20 sigma; the
+rounding costs Delta_eff / Delta <= 1 + 2^-12.
 
 Pure DP
 -------
@@ -121,7 +122,7 @@ __all__ = [
 ]
 
 GRID_SENSITIVITY_BITS = 12  # g sqrt(d) <= 2^-12 Delta: rounding adds at most 0.025% to Delta
-GRID_NOISE_BITS = 10  # g <= 2^-10 x the noise scale
+GRID_NOISE_BITS = 20  # g <= 2^-20 x the noise scale: the integer S overshoots sigma by <= 1e-6
 SMOOTHING = 3  # r of the proof above, in grid units
 _ETA = 2.0 * math.exp(-2.0 * math.pi**2 * SMOOTHING**2) / (1.0 - math.exp(-2.0 * math.pi**2 * SMOOTHING**2))
 # log((1 + eta)/(1 - eta)) <= 2 eta / (1 - eta); the factor 1.01 covers float rounding.
@@ -221,7 +222,7 @@ def effective_sensitivity(sensitivity: float, dim: int, grid: float) -> float:
 
 
 def release_grid(sensitivity: float, dim: int, scale: float) -> float:
-    """The grid g: the largest power of two <= min(Delta / (2^12 sqrt(d)), scale / 2^10).
+    """The grid g: the largest power of two <= min(Delta / (2^12 sqrt(d)), scale / 2^20).
 
     Public inputs only (the declared sensitivity, the dimension, the noise scale).
     """
@@ -266,7 +267,7 @@ def secure_gaussian_parameters(sigma: float, sensitivity: float, dim: int) -> Se
     if s >= MAX_DISCRETE_GAUSSIAN_SCALE:
         raise ValueError(
             "sigma is too large relative to sensitivity / sqrt(dim) for the secure grid "
-            f"(sigma / grid must stay below 2^48); got sigma={sigma}, sensitivity={sensitivity}, dim={dim}")
+            f"(sigma sqrt(dim) / sensitivity must stay below 2^36); got sigma={sigma}, sensitivity={sensitivity}, dim={dim}")
     return SecureGaussianParameters(grid=grid, noise_multiple=s, sigma=sigma,
                                     effective_sensitivity=effective_sensitivity(sensitivity, dim, grid),
                                     tau=dim * TAU_PER_COORDINATE)
