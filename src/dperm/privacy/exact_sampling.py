@@ -152,12 +152,13 @@ def _bernoulli_exp_unit(source: UniformSource, factors: list[tuple[np.ndarray, n
     and unused), which keeps the loop to a round or two. An empty ``factors`` means
     gamma = 1.
     """
-    result = np.empty(size, dtype=bool)
+    result = np.ones(size, dtype=bool)
     idx = np.arange(size)
     if factors:
+        # gamma = 0 (a zero numerator): exp(0) = 1, nothing to draw
+        idx = idx[np.logical_and.reduce([num > 0 for num, _ in factors])]
         first = _trials(source, factors, idx, np.ones(1, dtype=np.int64))[:, 0]
-        result[~first] = True  # stopped at K = 1
-        idx = idx[first]
+        idx = idx[first]  # the others stopped at K = 1: True
     k0 = 2
     while idx.size:
         ks = np.arange(k0, k0 + block, dtype=np.int64)
