@@ -1,7 +1,7 @@
 """Exact samplers on the integers, driven by a uniform-integer source.
 
 Every sampler here draws from its target distribution *exactly*: the only primitive is a
-uniform integer in ``[0, m)`` (an exact rejection from 64-bit words), every probability is a
+uniform integer in ``[0, m)`` (an exact rejection from 16-, 32- or 64-bit words), every probability is a
 ratio of integers, and no floating-point number touches a random quantity. This closes the
 attack of Mironov (2012, "On significance of the least significant bits for differential
 privacy"), in which the low-order bits of floating-point noise reveal the value it was
@@ -28,6 +28,7 @@ cryptographically secure and exists so that tests and experiments can replay a d
 from __future__ import annotations
 
 import os
+import threading
 from typing import Protocol
 
 import numpy as np
@@ -44,10 +45,10 @@ __all__ = [
 ]
 
 # Every uniform range drawn is below this bound, so products of a range and a loop counter
-# never overflow int64 and the rejection step of SecureRandom keeps a success rate >= 3/4.
+# never overflow int64 and the rejection step of SecureRandom keeps a success rate >= 1/2.
 _MAX_RANGE = 2**62
-# The discrete Gaussian's scale S (in grid units) is kept below 2^48 so that |Y| t, q r and
-# 2 S K below stay far inside int64 (|Y| <= 2^62 would need 2^14 rejection successes).
+# Scales (in grid units) stay below 2^48 so that U + S V (V < 2^13, see geometric_count),
+# q r and 2 S stay below 2^62.
 MAX_DISCRETE_GAUSSIAN_SCALE = 2**48
 
 
@@ -73,12 +74,14 @@ class SecureRandom:
             raise ValueError(f"buffer_bytes must be a positive multiple of 8, got {buffer_bytes}")
         self._block = buffer_bytes
         self._bytes = b""
+        self._lock = threading.Lock()  # two threads must never read the same bytes
 
     def _take(self, count: int, dtype) -> np.ndarray:
         size = count * np.dtype(dtype).itemsize
-        if size > len(self._bytes):
-            self._bytes += os.urandom(max(self._block, size - len(self._bytes)))
-        chunk, self._bytes = self._bytes[:size], self._bytes[size:]
+        with self._lock:
+            if size > len(self._bytes):
+                self._bytes += os.urandom(max(self._block, size - len(self._bytes)))
+            chunk, self._bytes = self._bytes[:size], self._bytes[size:]
         return np.frombuffer(chunk, dtype=dtype)
 
     def integers(self, high: np.ndarray) -> np.ndarray:
@@ -118,11 +121,6 @@ class GeneratorSource:
         if high.size and (high.min() < 1 or high.max() >= _MAX_RANGE):
             raise ValueError("uniform ranges must lie in [1, 2^62)")
         return self._rng.integers(0, high, dtype=np.int64)
-
-
-def _bernoulli_ratio(source: UniformSource, num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """Bernoulli(num / den) for integers 0 <= num <= den, elementwise."""
-    return source.integers(den) < num
 
 
 def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> np.ndarray:
