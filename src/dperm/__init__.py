@@ -8,7 +8,7 @@ exactly for the mechanism that runs (replace-one neighbouring relation).
 ...                      algorithm="gd_output_perturbation", epsilon=1.0, delta=1e-5)
 """
 
-from . import algorithms, losses, privacy, problem, theory, utility
+from . import algorithms, audit, losses, privacy, problem, theory, utility
 from .api import minimize
 from .estimators import (
     DPGLMRegressor,
@@ -26,7 +26,7 @@ from .result import PrivateFit
 __version__ = "0.1.0"
 
 __all__ = [
-    "algorithms", "losses", "privacy", "problem", "theory", "utility", "minimize",
+    "algorithms", "audit", "losses", "privacy", "problem", "theory", "utility", "minimize",
     "DPGLMRegressor", "DPHuberRegressor", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression", "DPRobustRegressor",
     "BudgetAccountant", "PrivacyBudget", "DataNormWarning", "ERMProblem", "solve_reference",
     "PrivateFit", "__version__",

@@ -38,8 +38,11 @@ class AuditResult:
     test : ThresholdTest
         The chosen test and its counts on the evaluation runs.
     spread : tuple of float
-        Standard deviation of the projected outputs on D and on D' (a black-box view
-        of the noise scale: halving the noise halves it).
+        Standard deviation of the projected outputs on D and on D'.
+    separation : float
+        ``(mean on D - mean on D') / sqrt((var_D + var_D') / 2)``: a black-box view of the
+        signal-to-noise ratio (for a Gaussian output, the mu of mu-GDP; halving the
+        noise doubles it).
     seconds : float
         Wall time of the runs and statistics.
     """
@@ -53,6 +56,7 @@ class AuditResult:
     runs: int
     test: ThresholdTest
     spread: tuple
+    separation: float
     seconds: float
 
     @property
@@ -74,6 +78,7 @@ class AuditResult:
             "false_positive_rate": self.test.false_positive_rate,
             "false_negative_rate": self.test.false_negative_rate,
             "violation": self.violation,
+            "separation": self.separation,
             "seconds": self.seconds,
         }
 
@@ -130,6 +135,14 @@ def run_mechanism(algorithm: str, scenario, epsilon: float, delta: float, runs: 
                 if progress is not None:
                     progress(side * runs + i + 1, 2 * runs)
     return scores[0], scores[1], (spent_eps, spent_delta)
+
+
+def _separation(on_d: np.ndarray, on_d_prime: np.ndarray) -> float:
+    gap = float(np.mean(on_d) - np.mean(on_d_prime))
+    pooled = math.sqrt((float(np.var(on_d)) + float(np.var(on_d_prime))) / 2.0)
+    if pooled > 0:
+        return gap / pooled
+    return 0.0 if gap == 0 else math.copysign(math.inf, gap)
 
 
 def _check_runs(runs) -> int:
@@ -241,5 +254,6 @@ def audit(
         runs=runs,
         test=test,
         spread=(float(np.std(on_d)), float(np.std(on_d_prime))),
+        separation=_separation(on_d, on_d_prime),
         seconds=time.perf_counter() - started,
     )
