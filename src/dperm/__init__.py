@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (tens of 
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("algorithms", "losses", "privacy", "problem", "theory", "utility")
+_SUBMODULES = ("algorithms", "audit", "losses", "privacy", "problem", "theory", "utility")
 
 # public name -> module that defines it (relative to dperm)
 _NAMES = {
@@ -63,7 +63,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from . import algorithms, losses, privacy, problem, theory, utility  # noqa: F401
+    from . import algorithms, audit, losses, privacy, problem, theory, utility  # noqa: F401
     from .api import minimize  # noqa: F401
     from .estimators import (  # noqa: F401
         DPGLMRegressor,
