@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import log_ndtr
 
-from dperm.privacy.calibrate import analytic_gaussian_sigma, gaussian_dp_delta
+from dperm.privacy.gaussian_dp import analytic_gaussian_sigma, gaussian_dp_delta
 from dperm.privacy.exact_sampling import (
     GeneratorSource,
     SecureRandom,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.mechanisms import sample_release, vector_mechanism
+from ..privacy.mechanisms import release as noisy_release
+from ..privacy.mechanisms import vector_mechanism
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
@@ -49,7 +50,7 @@ class PreparedRelease:
 
     def draw(self, problem: ERMProblem, rng) -> np.ndarray:
         """``point + z``, projected back onto a bounded C (post-processing)."""
-        w_priv = self.point + sample_release(rng, self.calibration.event, problem.n_features)
+        w_priv = noisy_release(rng, self.point, self.calibration.event)
         if problem.constraint.bounded:
             w_priv = problem.constraint.project(w_priv)
         return w_priv
@@ -113,7 +114,10 @@ def output_perturbation(
         ``delta == 0``: epsilon-DP with L2-Laplace noise; ``delta > 0``:
         (epsilon, delta)-DP with analytic Gaussian noise.
     rng : None, int or numpy.random.Generator
-        Source of the noise.
+        Source of the noise. ``None`` (the production path): the floating-point-safe
+        release of :mod:`dperm.privacy.secure_release` (grid rounding plus exact discrete
+        noise from the operating system's secure generator; docs/privacy.md). A seed or a
+        Generator: NumPy's floating-point noise, reproducible, for experiments only.
     tolerance : float, optional
         Public residual target; default ``1e-3 L / n`` (adds 0.1% to the sensitivity).
     diagnostics : bool, default False
@@ -135,11 +139,14 @@ def output_perturbation(
     Seed 002 (Bassily, Smith, Thakurta 2014), Algorithm 3 step 1; Chaudhuri et al.
     2011; the approximate-minimizer correction follows the remark of ALGORITHMS.md.
     """
+    secure = rng is None  # the production path: floating-point-safe noise from the OS
     rng = start("output_perturbation", problem, budget, rng)
-    return prepare_output_perturbation(problem, budget, tolerance=tolerance).release(problem, rng, diagnostics=diagnostics)
+    prepared = prepare_output_perturbation(problem, budget, tolerance=tolerance, secure=secure)
+    return prepared.release(problem, rng, diagnostics=diagnostics)
 
 
-def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None) -> PreparedRelease:
+def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None,
+                                secure: bool = False) -> PreparedRelease:
     """The deterministic part of :func:`output_perturbation` (same checks and defaults)."""
     _check("output_perturbation", problem, budget)
     n, L, mu = problem.n_samples, problem.lipschitz, problem.strong_convexity
@@ -147,7 +154,8 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
-    calibration = vector_mechanism(budget, sensitivity, label="output_perturbation")  # before the data is read
+    calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
+                                   dim=problem.n_features)  # before the data is read
     solution = solve_reference(problem, tol=tolerance)
     if not solution.residual <= tolerance:
         raise RuntimeError(
@@ -257,14 +265,19 @@ def gd_output_perturbation(
         bounded C, else L / mu when mu > 0 (where the minimizer provably lies), else 1.
     init : array-like, optional
         Public starting point w_0 (default zeros).
+    rng : None, int or numpy.random.Generator
+        ``None``: the floating-point-safe release (as :func:`output_perturbation`); a seed
+        or a Generator: NumPy's reproducible floating-point noise, for experiments.
 
     References
     ----------
     Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives. IJCAI 2017
     (seed 003), Algorithm 1, Lemmas 2-3, Theorems 2-3.
     """
+    secure = rng is None  # the production path: floating-point-safe noise from the OS
     rng = start("gd_output_perturbation", problem, budget, rng)
-    prepared = prepare_gd_output_perturbation(problem, budget, step_size=step_size, steps=steps, radius=radius, init=init)
+    prepared = prepare_gd_output_perturbation(problem, budget, step_size=step_size, steps=steps, radius=radius, init=init,
+                                              secure=secure)
     return prepared.release(problem, rng)
 
 
@@ -276,6 +289,7 @@ def prepare_gd_output_perturbation(
     steps: int | None = None,
     radius: float | None = None,
     init=None,
+    secure: bool = False,
 ) -> PreparedRelease:
     """The deterministic part of :func:`gd_output_perturbation` (same checks and defaults)."""
     _check("gd_output_perturbation", problem, budget)
@@ -287,7 +301,8 @@ def prepare_gd_output_perturbation(
     eta = (1.0 / (mu + beta) if mu > 0 else 1.0 / beta) if step_size is None else check_step_size(step_size)
     T = _default_steps(problem, budget, radius) if steps is None else check_steps("steps", steps)
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
-    calibration = vector_mechanism(budget, sensitivity, label="gd_output_perturbation")  # before the data is read
+    calibration = vector_mechanism(budget, sensitivity, label="gd_output_perturbation", secure=secure,
+                                   dim=problem.n_features)  # before the data is read
 
     w = gradient_descent(problem, eta, T, initial_point(problem, init))
 

@@ -59,9 +59,10 @@ class _Flat:
     sampled: list = field(default_factory=list)  # (noise ratio sigma/Delta, steps, q)
     pure: list = field(default_factory=list)  # (epsilon, count, bounded range)
     approximate: list = field(default_factory=list)  # (epsilon, delta), basic composition
+    secure_releases: int = 0  # Gaussian releases by the floating-point-safe sampler
 
     def without_approximate(self) -> "_Flat":
-        return _Flat(self.gaussian_mu2, list(self.sampled), list(self.pure), [])
+        return _Flat(self.gaussian_mu2, list(self.sampled), list(self.pure), [], self.secure_releases)
 
     @property
     def empty(self) -> bool:
@@ -74,7 +75,7 @@ class _Flat:
 
 def _gaussian_ratio(event) -> float:
     if isinstance(event, ev.GaussianRelease):
-        return event.sigma / event.sensitivity
+        return event.noise_ratio
     if isinstance(event, _dpe.GaussianDpEvent):  # dp-accounting's own: noise_multiplier z = sigma / (Delta / 2)
         return event.noise_multiplier / 2.0
     raise UnsupportedEventError(f"a sampled event must wrap a Gaussian release, got {type(event).__name__}")
@@ -91,6 +92,8 @@ def _flatten(event, flat: _Flat, count: int) -> None:
     elif isinstance(event, _dpe.GaussianDpEvent):
         ratio = _gaussian_ratio(event)
         flat.gaussian_mu2 += count / (ratio * ratio)
+        if getattr(event, "secure", False):
+            flat.secure_releases += count
     elif isinstance(event, (_dpe.PoissonSampledDpEvent, _dpe.SampledWithoutReplacementDpEvent)):
         if isinstance(event, _dpe.PoissonSampledDpEvent):
             q = float(event.sampling_probability)
@@ -103,7 +106,7 @@ def _flatten(event, flat: _Flat, count: int) -> None:
             flat.gaussian_mu2 += count / (ratio * ratio)
         else:
             flat.sampled.append((ratio, count, q))
-    elif isinstance(event, (ev.L2LaplaceRelease, ev.LaplaceRelease)):
+    elif isinstance(event, (ev.L2LaplaceRelease, ev.LaplaceRelease, ev.SecureLaplaceRelease)):
         flat.pure.append((event.epsilon, count, False))
     elif isinstance(event, ev.ExponentialMechanismRelease):
         flat.pure.append((event.epsilon, count, True))
@@ -135,6 +138,14 @@ def _step_scale(flat: _Flat) -> tuple[float | None, int | None]:
 
 
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
+    if flat.secure_releases:
+        # The secure sampler's releases are within e^(+-tau) of post-processed Gaussians
+        # (dperm.privacy.secure_release): certify at delta e^(-T tau), add 2 T tau.
+        from .secure_release import TAU_PER_RELEASE
+
+        tau = flat.secure_releases * TAU_PER_RELEASE
+        plain = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, 0)
+        return math.nextafter(_epsilon(plain, math.nextafter(delta, 0.0), grid) + 2.0 * tau, math.inf)
     if flat.approximate:
         eps_a = sum(e for e, _ in flat.approximate)
         delta_a = sum(d for _, d in flat.approximate)

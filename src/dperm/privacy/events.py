@@ -45,7 +45,7 @@ from dp_accounting import dp_event as _dpe
 __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
-    "GaussianRelease", "L2LaplaceRelease", "LaplaceRelease", "ExponentialMechanismRelease",
+    "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "LaplaceRelease", "ExponentialMechanismRelease",
     "ApproximateDpRelease", "ObjectivePerturbationRelease", "gaussian_release", "composed", "repeated", "describe",
 ]
 
@@ -85,17 +85,62 @@ class GaussianRelease(_dpe.GaussianDpEvent):
 
     sigma: float = attr.ib(default=1.0, kw_only=True, validator=_positive)
     sensitivity: float = attr.ib(default=2.0, kw_only=True, validator=_positive)
+    secure: bool = attr.ib(default=False, kw_only=True)
+    """Drawn by the floating-point-safe sampler (:mod:`dperm.privacy.secure_release`):
+    ``sensitivity`` is then the rounded release's effective sensitivity, and the
+    accountant adds the sampler's slack (2 tau to epsilon per release, below one ulp)."""
+
+    @property
+    def accounted_sensitivity(self) -> float:
+        """The sensitivity the release is accounted at: ``sensitivity``, or for a secure
+        release the effective sensitivity of its grid rounding (``secure_sensitivity``)."""
+        if not self.secure:
+            return self.sensitivity
+        from .secure_release import secure_sensitivity
+
+        return secure_sensitivity(self.sensitivity)
 
     @property
     def noise_ratio(self) -> float:
-        """sigma / Delta."""
-        return self.sigma / self.sensitivity
+        """sigma / Delta (accounted)."""
+        return self.sigma / self.accounted_sensitivity
 
 
-def gaussian_release(sigma: float, sensitivity: float) -> GaussianRelease:
-    """The event of one Gaussian release of std ``sigma`` and replace-one sensitivity."""
+def gaussian_release(sigma: float, sensitivity: float, *, secure: bool = False) -> GaussianRelease:
+    """The event of one Gaussian release of std ``sigma`` and replace-one sensitivity
+    (``secure``: drawn by the floating-point-safe sampler, which rounds the value to a
+    grid: accounted at the rounding's effective sensitivity)."""
     sigma, sensitivity = float(sigma), float(sensitivity)
-    return GaussianRelease(noise_multiplier=sigma / (sensitivity / 2.0), sigma=sigma, sensitivity=sensitivity)
+    event = GaussianRelease(noise_multiplier=1.0, sigma=sigma, sensitivity=sensitivity, secure=bool(secure))
+    return attr.evolve(event, noise_multiplier=sigma / (event.accounted_sensitivity / 2.0))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SecureLaplaceRelease(_dpe.DpEvent):
+    """One floating-point-safe pure-DP vector release (:func:`dperm.privacy.secure_release.
+    secure_laplace_release`): ``g (round(q/g) + L)`` with L iid discrete Laplace of scale t
+    grid steps; pure ``epsilon``-DP for an L2 ``sensitivity`` (through the L1 bound
+    ``sqrt(d)`` times the effective sensitivity).
+
+    Attributes
+    ----------
+    epsilon : float
+        What the release certifies (at most ``requested_epsilon``).
+    sensitivity : float
+        The declared replace-one L2 sensitivity.
+    requested_epsilon : float
+        The parameter the sampler is called with (it derives g and t from it).
+    grid : float
+        g, a power of two.
+    scale_multiple : int
+        t.
+    """
+
+    epsilon: float = attr.ib(validator=_positive)
+    sensitivity: float = attr.ib(validator=_positive)
+    requested_epsilon: float = attr.ib(validator=_positive)
+    grid: float = attr.ib(validator=_positive)
+    scale_multiple: int = attr.ib()
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -19,7 +19,8 @@ from .accountant import Calibration, calibrate
 from .budget import BudgetAccountant, PrivacyBudget
 from .noise import gaussian_noise, l2_laplace_noise
 
-__all__ = ["vector_mechanism", "calibrate_and_charge", "sample_release", "charging", "charge"]
+__all__ = ["vector_mechanism", "calibrate_and_charge", "release", "sample_release", "single_release", "charging",
+           "charge"]
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("dperm_budget_accountant", default=None)
 
@@ -53,7 +54,7 @@ def calibrate_and_charge(make_event: Callable[[float], object], budget: PrivacyB
 
 
 def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, label: str = "", *,
-                     charge_now: bool = True) -> Calibration:
+                     charge_now: bool = True, secure: bool = False, dim: int | None = None) -> Calibration:
     """Calibrate ``steps`` releases of a vector of replace-one L2 ``sensitivity`` to
     ``budget`` (L2-Laplace for delta = 0, Gaussian otherwise) and charge it (unless
     ``charge_now`` is False: the caller then charges a composition that contains it).
@@ -61,12 +62,35 @@ def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, 
     ``Calibration.noise`` is the per-release scale (L2-Laplace) or standard deviation
     (Gaussian); ``Calibration.event`` the composed event. Sensitivity 0 releases nothing
     private: no noise, a no-op event.
+
+    ``secure=True`` (the path of ``random_state=None``): releases of ``dim`` coordinates
+    by the floating-point-safe samplers of :mod:`dperm.privacy.secure_release` (Gaussian:
+    calibrated for the effective sensitivity of the grid rounding; pure: discrete Laplace
+    through the L1 bound), drawn by :func:`release` from the operating system's secure
+    generator.
     """
     sensitivity = float(sensitivity)
     steps = int(steps)
     if sensitivity == 0:
         return Calibration(0.0, budget, ev.NoOpDpEvent())
-    if budget.is_pure:
+    if secure:
+        if budget.is_pure:
+            # certified <= requested per release, so T releases at epsilon / T are within budget
+            from .accountant import epsilon as certified_epsilon
+            from .secure_release import secure_laplace_parameters
+
+            requested = budget.epsilon / steps
+            params = secure_laplace_parameters(requested, sensitivity, int(dim))
+            event = ev.repeated(ev.SecureLaplaceRelease(params.epsilon, sensitivity, requested, params.grid,
+                                                        params.scale_multiple), steps)
+            calibration = Calibration(1.0 / requested, PrivacyBudget(certified_epsilon(event, 0.0), 0.0), event)
+            if charge_now:
+                charge(event, label)
+            return calibration
+
+        def make(x):
+            return ev.repeated(ev.gaussian_release(x, sensitivity, secure=True), steps)
+    elif budget.is_pure:
         def make(x):
             return ev.repeated(ev.L2LaplaceRelease(x, sensitivity), steps)
     else:
@@ -80,6 +104,22 @@ def single_release(event):
     while isinstance(event, ev.SelfComposedDpEvent):
         event = event.event
     return event
+
+
+def release(rng, value: np.ndarray, event) -> np.ndarray:
+    """``value`` released through one release of ``event``: the floating-point-safe
+    sampler for secure events (randomness from the operating system, ``rng`` unused),
+    ``value + sample_release(rng, event, dim)`` otherwise."""
+    one = single_release(event)
+    if isinstance(one, ev.GaussianRelease) and one.secure:
+        from .secure_release import secure_gaussian_release
+
+        return secure_gaussian_release(value, one.sigma, one.sensitivity)
+    if isinstance(one, ev.SecureLaplaceRelease):
+        from .secure_release import secure_laplace_release
+
+        return secure_laplace_release(value, one.requested_epsilon, one.sensitivity)
+    return value + sample_release(rng, event, value.size)
 
 
 def sample_release(rng: np.random.Generator, event, dim: int) -> np.ndarray:

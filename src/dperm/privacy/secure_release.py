@@ -89,7 +89,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .calibrate import gaussian_dp_epsilon, gaussian_dp_mu
+from .gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
 from .exact_sampling import (
     MAX_DISCRETE_GAUSSIAN_SCALE,
     SecureRandom,
