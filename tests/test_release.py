@@ -89,3 +89,45 @@ def test_clipping_warning_carries_no_data_statistic():
     count, largest = int((norms > 1.0).sum()), norms.max()
     for message in messages:
         assert f" {count} " not in message and f"{largest:.4g}" not in message and f"{largest:.3g}" not in message, message
+
+
+ESTIMATORS = {
+    "DPLogisticRegression": dict(classes=[-1.0, 1.0]),
+    "DPLinearSVC": dict(classes=[-1.0, 1.0]),
+    "DPHuberRegressor": {},
+    "DPLinearRegression": {},
+    "DPRobustRegressor": {},
+    "DPGLMRegressor": {},
+}
+NOISY = {"coef_", "intercept_"}  # the noisy output
+
+
+def _estimator_release(est) -> dict:
+    out = {}
+    for name in sorted(vars(est)):
+        if not name.endswith("_") or name.startswith("_") or name in NOISY:
+            continue
+        value = getattr(est, name)
+        if name == "fits_":
+            value = [released(f) for f in value]
+        out[name] = value
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_estimators_on_neighbours_release_the_same_attributes(name):
+    import dperm
+
+    cls = getattr(dperm, name)
+    classifier = "classes" in ESTIMATORS[name]
+    loss = "logistic" if classifier else "huber"
+    (X, y), (X2, y2) = neighbours(loss)
+    if name == "DPGLMRegressor":
+        y, y2 = (y + 1) / 2, (y2 + 1) / 2  # targets in [0, 1]
+    fitted = []
+    for A, b in ((X, y), (X2, y2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted.append(_estimator_release(cls(epsilon=1.0, random_state=5, **ESTIMATORS[name]).fit(A, b)))
+    assert repr(fitted[0]) == repr(fitted[1])
+    assert "privacy_spent_" in fitted[0]

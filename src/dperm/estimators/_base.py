@@ -107,7 +107,9 @@ class DPLinearModelMixin(BaseEstimator):
         return PrivacyBudget(self.epsilon, self.delta)
 
     def _rng(self):
-        return make_rng(self.random_state)
+        # None stays None: the algorithms then take the production path (floating-point-
+        # safe noise from the OS where they have one, OS entropy otherwise)
+        return None if self.random_state is None else make_rng(self.random_state)
 
     def _set_n_iter(self, fits, *, single: bool = False) -> None:
         """``n_iter_`` = the public step counts of the fits, when the solvers have one.

@@ -11,7 +11,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import DataNormWarning
+from ..privacy.accountant import epsilon as certified_epsilon
 from ..privacy.budget import PrivacyBudget, PrivacyWarning
+from ..privacy.events import composed
 from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ._base import DPLinearModelMixin
 
@@ -157,9 +159,10 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.coef_ = np.vstack(coefs)
         self.intercept_ = np.asarray(intercepts)
         self.fits_ = fits
-        spent_eps = sum(f.privacy_spent.epsilon for f in fits)
-        spent_delta = min(sum(f.privacy_spent.delta for f in fits), budget.delta)
-        self.privacy_spent_ = PrivacyBudget(min(spent_eps, budget.epsilon), spent_delta)
+        # the K fits' events composed by the one accountant (each fit had budget / K)
+        self.event_ = composed([f.event for f in fits])
+        self.privacy_spent_ = PrivacyBudget(min(certified_epsilon(self.event_, budget.delta), budget.epsilon),
+                                            budget.delta)
         self._set_n_iter(fits)
         return self
 
@@ -265,6 +268,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         self.intercept_ = intercept
         self.fits_ = [fit]
         self.privacy_spent_ = fit.privacy_spent
+        self.event_ = fit.event
         self._set_n_iter([fit], single=True)
         return self
 

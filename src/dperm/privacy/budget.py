@@ -132,6 +132,23 @@ class BudgetAccountant:
         self._labels: list[str] = []
         self._spent_epsilon = 0.0
 
+    def __deepcopy__(self, memo):
+        # One ledger, shared: scikit-learn's clone deep-copies parameters, and a copied
+        # accountant would let GridSearchCV's clones spend the same budget again.
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _composed_epsilon(self, events) -> float:
         from .accountant import epsilon as _epsilon
         from .events import composed
