@@ -437,7 +437,7 @@ def _run_task(task: _Task) -> list[dict]:
             except Exception as exc:  # noqa: BLE001  (recorded, the run goes on)
                 return [_error(_base_row(task, problem, r), exc) for r in task.repeats]
             shared_wall, shared_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            spent = prepared.calibration.budget.epsilon
+            spent = prepared.calibration.spent.epsilon
             for r in task.repeats:
                 wall1, cpu1 = time.perf_counter(), time.process_time()
                 coef = _release(prepared, problem, _rng(task, r))
