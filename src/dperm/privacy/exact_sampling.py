@@ -128,9 +128,13 @@ def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> 
     ``ks`` (columns), every entry an independent trial."""
     n = idx.size
     shape = (n, ks.size)
-    if len(factors) == 1:
-        num, den = factors[0][0][idx], factors[0][1][idx]
-        if int(den.max(initial=1)) * int(ks[-1]) < _MAX_RANGE:  # one draw: num / (den K)
+    if factors:
+        largest = int(ks[-1])
+        for _, den in factors:
+            largest *= int(den[idx].max(initial=1))
+        if largest < _MAX_RANGE:  # one draw below prod(den_i) K: no product overflows
+            num = np.prod([num[idx] for num, _ in factors], axis=0)
+            den = np.prod([den[idx] for _, den in factors], axis=0)
             return source.integers(den[:, None] * ks[None, :]) < num[:, None]
     trial = np.ones(shape, dtype=bool) if ks[-1] == 1 else source.integers(np.broadcast_to(ks, shape)) == 0
     for num, den in factors:
@@ -143,9 +147,9 @@ def _bernoulli_exp_unit(source: UniformSource, factors: list[tuple[np.ndarray, n
     """Bernoulli(exp(-gamma)) with gamma = prod_i num_i/den_i in [0, 1] (CKS Algorithm 1).
 
     K = 1; while Bernoulli(gamma / K): K += 1; return K odd. P(K odd) = exp(-gamma).
-    Bernoulli(gamma / K) is one uniform draw on [0, den K) for one factor, else the AND of
-    independent Bernoulli(num_i/den_i) and Bernoulli(1/K), so no range exceeds 2^62
-    whatever K reaches. After the first trial, the trials for ``block`` successive values
+    Bernoulli(gamma / K) is one uniform draw below prod(den_i) K when that is below 2^62,
+    else the AND of independent Bernoulli(num_i/den_i) and Bernoulli(1/K), so no range
+    exceeds 2^62 whatever K reaches. After the first trial, the trials for ``block`` successive values
     of K are drawn at once and the first failure read off (draws past it are independent
     and unused), which keeps the loop to a round or two. An empty ``factors`` means
     gamma = 1. ``start > 1`` resumes the loop at K = start for elements whose trials
