@@ -243,8 +243,8 @@ def _model_record(estimator, args, features, loss_name: str) -> dict:
     })
     if classes is None:
         model["label_bound"] = args.label_bound
-    else:
-        model["one_vs_rest_fits"] = len(fits)
+    elif len(fits) > 1:
+        model["one_vs_rest_fits"] = len(fits)  # each with the budget split len(fits) ways
     if loss_name == "sigmoid_squared":
         model["link"] = estimator.link
     return model
