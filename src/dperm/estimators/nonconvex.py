@@ -1,5 +1,5 @@
 """Estimators with non-convex losses: Tukey-biweight robust regression and the
-sigmoid-link GLM with squared loss (seed 004, Section 5)."""
+sigmoid-link GLM with squared loss (Wang, Chen, Xu 2019, Section 5)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ class DPRobustRegressor(_DPRegressor):
     Minimizes ``(1/n) sum rho_c(<w, x> - y) + (alpha/2) ||w||^2`` with rho_c the biweight
     loss: bounded, so a few gross outliers cannot pull the fit, and non-convex, so the
     guarantee is on the privacy only; utility is a (near-)stationary point. The default
-    solver (``"auto"``) is ``dp_gd`` (seed 000 Alg. 4 / seed 004 Alg. 4); any non-convex
-    solver of the catalogue (``dp_gld``, ``rrpsgd``, ``dp_sosp``, ...) may be named.
+    solver (``"auto"``) is ``dp_gd`` (Wang, Ye, Xu 2017, Alg. 4; Wang, Chen, Xu 2019,
+    Alg. 4); any non-convex solver of the catalogue (``dp_gld``, ``rrpsgd``, ``dp_sosp``,
+    ...) may be named.
 
     Parameters
     ----------"""
