@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from dperm.algorithms.schedules import sgd_epochs_schedule, sgd_paper_ratio_schedule
+from dperm.algorithms.schedules import sgd_default_schedule, sgd_epochs_schedule, sgd_paper_ratio_schedule
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 32561, 10**6, 4 * 10**6])
@@ -42,3 +42,32 @@ def test_bad_sizes_are_refused(bad):
 def test_bad_epochs_are_refused(bad):
     with pytest.raises(ValueError, match="epochs"):
         sgd_epochs_schedule(100, bad)
+
+
+@pytest.mark.parametrize("n", [1, 100, 4096, 4097, 32561, 10**6])
+def test_default_schedule_is_the_paper_ratio_capped_at_64_epochs(n):
+    b, T = sgd_default_schedule(n)
+    paper_b, paper_T = sgd_paper_ratio_schedule(n)
+    assert b == paper_b
+    assert T == min(paper_T, sgd_epochs_schedule(n, 64)[1])
+    assert b * T <= 64 * n + b
+    if n >= 32561:
+        assert T < paper_T
+
+
+def test_dp_sgd_defaults_to_the_epochs_schedule_and_keeps_the_paper_ratio_for_a_given_batch():
+    import numpy as np
+
+    from dperm.algorithms.sgd import dp_sgd
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.problem import ERMProblem
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    problem = ERMProblem(X, np.where(X[:, 0] > 0, 1.0, -1.0), "logistic", ("l2", 0.1))
+    budget = PrivacyBudget(1.0, 1e-5)
+    fit = dp_sgd(problem, budget, rng=1)
+    assert (fit.hyperparameters["batch_size"], fit.hyperparameters["steps"]) == sgd_default_schedule(400)
+    fit = dp_sgd(problem, budget, rng=1, batch_size=40)
+    assert fit.hyperparameters["steps"] == 100  # 400^2 / 40^2: the paper's ratio at the given batch
