@@ -158,3 +158,21 @@ def test_rows_above_the_bound_are_scaled_without_a_copy(sparse):
     np.testing.assert_allclose(p.hessian(w), explicit.hessian(w), rtol=1e-12)
     np.testing.assert_allclose(p.hessian_vector(w, v), explicit.hessian_vector(w, v), rtol=1e-12)
     np.testing.assert_allclose(p.per_example_gradients(w), explicit.per_example_gradients(w), rtol=1e-12)
+
+
+def test_input_check_makes_no_temporary_of_x_size():
+    from dperm._validation import check_matrix
+
+    X = np.random.default_rng(10).standard_normal((20000, 50)).astype(np.float32)
+    tracemalloc.start()
+    check_matrix(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.05 * X.nbytes
+    huge = np.full((3, 2), 1e308)  # the sum overflows; the values are finite
+    assert check_matrix(huge) is huge
+    for bad, kind in ((np.nan, "NaN"), (np.inf, "infinite")):
+        Y = X.copy()
+        Y[5, 3] = bad
+        with pytest.raises(ValueError, match=kind):
+            check_matrix(Y)
