@@ -21,19 +21,24 @@ from .problem import DaskERMProblem  # imports no Dask: only a fit on Dask data 
 
 __all__ = ["make_problem", "is_dask_collection", "check_supported", "SUPPORTED_ALGORITHMS", "DaskERMProblem"]
 
-# The algorithms whose only access to the data is through full-batch map-reduces
-# (objective, gradient, Hessian-vector product, dense Hessian), checked against the
-# in-memory fit in tests/test_dask.py.
+# The algorithms that run on Dask data, each checked against the in-memory fit in
+# tests/test_dask.py: the full-batch ones see the data only through map-reduces
+# (objective, gradient, Hessian-vector product, dense Hessian); the mini-batch ones
+# (dp_sgd, rrpsgd) through DaskERMProblem.gather_rows.
 SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "objective_perturbation",
     "output_perturbation",
     "gd_output_perturbation",
     "noisy_gd",
     "dp_gd",
+    "dp_gld",
     "dp_fw_l2",
     "dp_fw_l1",
     "dp_accmd",
+    "dp_sosp",
+    "dp_gd_so",
     "dp_sgd",
+    "rrpsgd",
 )
 
 
