@@ -265,3 +265,21 @@ def test_estimators_fit_dask_input_like_numpy(client, estimator):
     np.testing.assert_array_equal(remote.predict(Xd), remote.predict(X))
     with pytest.raises(ValueError, match="X has 2 features"):
         remote.predict(Xd[:, :2])
+
+
+def test_in_memory_fits_do_not_import_dask():
+    """The core install stays lean: only Dask input imports Dask."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, dperm; dperm.minimize(np.eye(3)[:, :2] * 0.5, np.array([1., -1, 1]), "
+            "regularizer=('l2', 1.0), algorithm='output_perturbation', epsilon=1.0); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'zarr')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_estimator_refuses_a_solver_without_a_dask_path(client):
+    X, y = data("logistic")
+    with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
+        dperm.DPLogisticRegression(solver="dp_svrg", data_norm=2.0).fit(*on_dask(client, X, y))
