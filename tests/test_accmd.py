@@ -1,4 +1,4 @@
-"""DP-AccMD (seed 000 Alg. 3): exact noise calibration, one noisy gradient per step feeding
+"""DP-AccMD (Wang, Ye, Xu 2017, Alg. 3): exact noise calibration, one noisy gradient per step feeding
 both steps (the output is post-processing of the released gradients), the mirror maps and
 the Bregman projection onto the L1 ball against generic solvers, feasibility, convergence
 at huge epsilon faster than noisy projected GD, bad input."""
@@ -12,8 +12,11 @@ from scipy import optimize
 
 import dperm.algorithms.accmd as accmd  # registers dp_accmd
 from dperm.algorithms import AssumptionError, get, names
+from _event_checks import check_event_accounting
 from dperm.privacy import PrivacyBudget
-from dperm.privacy.calibrate import NoiseCalibration, calibrate_vector_mechanism
+from dperm.privacy import events as ev
+from dperm.privacy.gaussian_dp import gaussian_dp_mu
+from dperm.privacy.mechanisms import single_release
 from dperm.problem import ERMProblem, L1Ball, solve_reference
 from dperm.problem.constraints import Box
 
@@ -45,7 +48,7 @@ def test_registered_with_its_assumptions():
     assert "dp_accmd" in names()
     info = get("dp_accmd")
     assert {"convex", "smooth", "lipschitz", "bounded_constraint", "approximate_dp"} <= set(info.requires)
-    assert "Alg. 3" in info.source
+    assert "Wang, Ye, Xu 2017, Alg. 3" in info.source and "seed" not in info.source.lower()
 
 
 # ------------------------------------------------------------------------ privacy
@@ -55,28 +58,31 @@ def test_noise_scale_is_the_exact_calibration_of_T_steps(data, constraint, geome
     problem = ERMProblem(X, y, "logistic", None, constraint)
     budget = PrivacyBudget(0.7, 1e-6)
     f = get("dp_accmd").fit(problem, budget, rng=0, geometry=geometry)
-    T = f.iterations
-    assert T == f.hyperparameters["steps"] and f.gradient_evaluations == problem.n_samples * T
-    expected = calibrate_vector_mechanism(budget, 2 * problem.lipschitz / problem.n_samples, steps=T)
-    assert f.noise["sensitivity"] == pytest.approx(2 * problem.lipschitz / problem.n_samples, rel=1e-15)
-    assert f.noise["scale"] == pytest.approx(expected.scale, rel=1e-12)
-    assert f.noise["releases"] == T and f.noise["mechanism"] == "gaussian"
+    T = f.hyperparameters["steps"]
+    sensitivity = 2 * problem.lipschitz / problem.n_samples
+    release = single_release(f.event)
+    assert isinstance(release, ev.GaussianRelease) and f.event.count == T
+    assert release.sensitivity == pytest.approx(sensitivity, rel=1e-15)
+    # T Gaussian releases, exactly sqrt(T) Delta / sigma-GDP
+    assert release.sigma == pytest.approx(math.sqrt(T) * sensitivity / gaussian_dp_mu(0.7, 1e-6), rel=1e-12)
     assert f.privacy_spent.epsilon <= 0.7 and f.privacy_spent.delta <= 1e-6
+    check_event_accounting(f, budget)
     # explicit steps are calibrated for that T
     g = get("dp_accmd").fit(problem, budget, rng=0, geometry=geometry, steps=7)
-    assert g.noise["scale"] == pytest.approx(calibrate_vector_mechanism(budget, expected.sensitivity, steps=7).scale)
+    assert single_release(g.event).sigma == pytest.approx(math.sqrt(7) * sensitivity / gaussian_dp_mu(0.7, 1e-6),
+                                                          rel=1e-12)
 
 
 def _counting(monkeypatch):
     calls = []
-    original = NoiseCalibration.sample
+    original = accmd.sample_release
 
-    def sample(self, rng, dim):
-        z = original(self, rng, dim)
+    def sample(rng, event, dim):
+        z = original(rng, event, dim)
         calls.append(z.copy())
         return z
 
-    monkeypatch.setattr(NoiseCalibration, "sample", sample)
+    monkeypatch.setattr(accmd, "sample_release", sample)
     return calls
 
 
@@ -89,7 +95,7 @@ def test_one_noise_draw_and_one_gradient_per_step(data, monkeypatch, constraint,
     original = problem.gradient
     problem.gradient = lambda w: gradients.append(1) or original(w)
     f = fit(problem, rng=1, steps=23, geometry=geometry)
-    assert len(draws) == 23 and len(gradients) == 23 and f.iterations == 23
+    assert len(draws) == 23 and len(gradients) == 23 and f.hyperparameters["steps"] == 23 == f.event.count
     assert all(z.shape == (problem.n_features,) for z in draws)
 
 
@@ -104,18 +110,17 @@ def test_output_is_post_processing_of_the_noisy_gradients(data, monkeypatch, con
     neighbour = problem.replace_row(i, -X[i] / np.linalg.norm(X[i]), -y[i])
     draws = _counting(monkeypatch)
     base = fit(problem, eps=2.0, rng=5, steps=30, geometry=geometry, keep_iterates=True)
-    assert base.trace["private"] is True
-    xs = base.trace["x"][1:]  # the points where the gradients were evaluated
+    xs = base.info["iterates"]["x"][1:]  # the points where the gradients were evaluated
     coupled = [b + problem.gradient(x) - neighbour.gradient(x) for b, x in zip(draws, xs)]
     assert max(np.linalg.norm(problem.gradient(x) - neighbour.gradient(x)) for x in xs) > 1e-3
 
     replay = iter(coupled)
-    monkeypatch.setattr(NoiseCalibration, "sample", lambda self, rng, dim: next(replay))
+    monkeypatch.setattr(accmd, "sample_release", lambda rng, event, dim: next(replay))
     same = fit(neighbour, eps=2.0, rng=5, steps=30, geometry=geometry)
     np.testing.assert_allclose(same.coef, base.coef, rtol=0, atol=1e-9)
     # sanity: with the same noise (not the coupled one) the neighbour's output differs
     replay_plain = iter(draws)
-    monkeypatch.setattr(NoiseCalibration, "sample", lambda self, rng, dim: next(replay_plain))
+    monkeypatch.setattr(accmd, "sample_release", lambda rng, event, dim: next(replay_plain))
     other = fit(neighbour, eps=2.0, rng=5, steps=30, geometry=geometry)
     assert np.linalg.norm(other.coef - base.coef) > 1e-6
 
@@ -268,10 +273,10 @@ def test_iterates_stay_in_the_constraint_set(data, constraint, geometry):
         f = fit(problem, eps=eps, rng=2, steps=60, geometry=geometry, keep_iterates=True)
         C = problem.constraint
         for key in ["x", "y", "z"]:
-            assert f.trace[key].shape == (61, problem.n_features)
-            assert max(C.minkowski_norm(w) for w in f.trace[key]) <= 1 + 1e-12
+            assert f.info["iterates"][key].shape == (61, problem.n_features)
+            assert max(C.minkowski_norm(w) for w in f.info["iterates"][key]) <= 1 + 1e-12
         assert C.minkowski_norm(f.coef) <= 1 + 1e-12
-        np.testing.assert_array_equal(f.coef, f.trace["y"][-1])
+        np.testing.assert_array_equal(f.coef, f.info["iterates"]["y"][-1])
 
 
 # ------------------------------------------------------------------ convergence
@@ -333,9 +338,9 @@ def test_default_steps_minimize_the_stated_bound(data):
     X, y = data
     problem = ERMProblem(X, y, "logistic", None, ("l1_ball", 5.0))
     f = fit(problem, eps=1.0, rng=0, geometry="minkowski")
-    T, info = f.iterations, f.info
+    T, info = f.hyperparameters["steps"], f.info
     assert T == info["theorem_steps"] < 1000
-    sigma = lambda t: f.noise["scale"] * math.sqrt(t / T)  # sigma_t = sqrt(t) Delta / mu  # noqa: E731
+    sigma = lambda t: single_release(f.event).sigma * math.sqrt(t / T)  # sigma_t = sqrt(t) Delta / mu  # noqa: E731
     bound = lambda t: accmd.accmd_excess_risk_bound(t, info["smoothness_in_norm"], info["bregman_diameter"], info["dual_width"], sigma(t))  # noqa: E731
     assert bound(T) == pytest.approx(info["excess_risk_bound"], rel=1e-9)
     assert bound(T) <= min(bound(T - 1), bound(T + 1), bound(2 * T), bound(max(1, T // 2)))

@@ -23,16 +23,9 @@ from dperm.algorithms.svrg import (
     prox_svrg_rate,
     svrg_default_epochs,
 )
-from dperm.privacy import (
-    GaussianPhase,
-    PrivacyBudget,
-    calibrate_phase_noise_ratio,
-    gaussian_dp_epsilon,
-    gaussian_dp_mu,
-    gaussian_steps_epsilon,
-    phases_epsilon,
-    subsampled_gaussian_epsilon,
-)
+from dperm.privacy import PrivacyBudget, gaussian_dp_epsilon, gaussian_dp_mu
+from dperm.privacy import events as ev
+from dperm.privacy.accountant import calibrate, epsilon
 from dperm.problem import ERMProblem, solve_reference
 
 from test_algorithms import make_data, neighbours
@@ -44,86 +37,72 @@ def fit(name, problem, budget, seed=0, **hyper):
     return get(name).fit(problem, budget, rng=seed, **hyper)
 
 
-# ---------------------------------------------------------------- phase accounting
+# ---------------------------------------------------------------- composed Gaussian events
+def _phase(ratio, steps, q=1.0, sampling="poisson", n=2000):
+    """``steps`` releases of noise ratio sigma/Delta = ratio, sampled at rate q."""
+    release = ev.gaussian_release(ratio, 1.0)
+    if q >= 1.0:
+        return ev.repeated(release, steps)
+    step = ev.PoissonSampledDpEvent(q, release) if sampling == "poisson" else \
+        ev.SampledWithoutReplacementDpEvent(n, round(q * n), release)
+    return ev.repeated(step, steps)
+
+
 def test_one_full_batch_phase_is_the_closed_form():
-    phase = GaussianPhase(noise_ratio=7.0, steps=20)
-    assert phases_epsilon([phase], 1e-5) == pytest.approx(gaussian_steps_epsilon(7.0, 1.0, 20, 1e-5), rel=1e-9)
+    mu = math.sqrt(20) / 7.0
+    assert epsilon(_phase(7.0, 20), 1e-5) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5), rel=1e-9)
 
 
 def test_full_batch_phases_compose_as_gaussian_dp():
-    phases = [GaussianPhase(5.0, 10), GaussianPhase(12.0, 300)]
     mu = math.sqrt(10 / 5.0**2 + 300 / 12.0**2)
-    assert phases_epsilon(phases, 1e-5) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5), rel=1e-9)
+    assert epsilon(ev.composed([_phase(5.0, 10), _phase(12.0, 300)]), 1e-5) == \
+        pytest.approx(gaussian_dp_epsilon(mu, 1e-5), rel=1e-9)
 
 
-@pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
-def test_one_subsampled_phase_equals_subsampled_gaussian(sampling):
-    ours = phases_epsilon([GaussianPhase(1.5, 500, 0.01)], 1e-5, sampling=sampling, dataset_size=1000)
-    reference = subsampled_gaussian_epsilon(
-        1.5, sensitivity=1.0, sampling_probability=0.01, steps=500, delta=1e-5, sampling=sampling, dataset_size=1000
-    )
-    assert ours == pytest.approx(reference, rel=1e-6)
+def test_fixed_size_phase_equals_the_poisson_phase():
+    poisson = epsilon(_phase(1.5, 500, 0.01, "poisson", 1000), 1e-5)
+    fixed = epsilon(_phase(1.5, 500, 0.01, "without_replacement", 1000), 1e-5)
+    assert fixed == poisson
 
 
 @pytest.mark.parametrize("grid", [1e-3, 1e-4])
-def test_mixed_phases_equal_dp_accountings_pld_accountant(grid):
-    """The per-phase PLD cache must reproduce PLDAccountant exactly (REPLACE_ONE), and a
+def test_mixed_events_equal_dp_accountings_pld_accountant(grid):
+    """The per-release PLD cache must reproduce PLDAccountant exactly (REPLACE_ONE), and a
     cached PLD must not be changed by being composed."""
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
 
-    from dperm.privacy import phases as phases_module
-
-    phases = [GaussianPhase(12.5, 9), GaussianPhase(2.2, 1530, 0.0068), GaussianPhase(40.0, 3)]
+    event = ev.composed([_phase(12.5, 9), _phase(2.2, 1530, 0.0068), _phase(40.0, 3)])
     accountant = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
                                                       value_discretization_interval=grid)
-    # the full-batch phases are one Gaussian (exactly): its PLD, then the subsampled one
+    # the full-batch releases are one Gaussian (exactly): its PLD, then the subsampled one
     accountant.compose(dpa.GaussianDpEvent(2.0 / math.sqrt(9 / 12.5**2 + 3 / 40.0**2)))
     accountant.compose(dpa.PoissonSampledDpEvent(0.0068, dpa.GaussianDpEvent(4.4)), 1530)
     reference = accountant.get_epsilon(1e-5)
     separate = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
                                                     value_discretization_interval=grid)
-    for p in phases:  # composing the full-batch phases one by one: the same up to discretization
-        event = dpa.GaussianDpEvent(2.0 * p.noise_ratio)
-        separate.compose(event if p.full_batch else dpa.PoissonSampledDpEvent(p.sampling_probability, event),
-                         p.steps)
+    separate.compose(event)  # the dperm events as they are: the same up to discretization
     assert separate.get_epsilon(1e-5) == pytest.approx(reference, rel=5 * grid)
-    phases_module._accountant_epsilon.cache_clear()
-    assert phases_epsilon(phases, 1e-5, grid=grid) == reference
-    phases_module._accountant_epsilon.cache_clear()  # again, from the cached phase PLDs
-    assert phases_epsilon(phases, 1e-5, grid=grid) == reference
-    # the same full-batch phase composed with a different one gives the accountant's answer too
+    assert epsilon(event, 1e-5, grid=grid) == reference
+    assert epsilon(event, 1e-5, grid=grid) == reference  # again, from the cached PLDs
     accountant = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE,
                                                       value_discretization_interval=grid)
     accountant.compose(dpa.GaussianDpEvent(25.0), 9)
     accountant.compose(dpa.PoissonSampledDpEvent(0.0068, dpa.GaussianDpEvent(5.0)), 1530)
-    assert phases_epsilon(phases[:1] + [GaussianPhase(2.5, 1530, 0.0068)], 1e-5, grid=grid) == \
+    assert epsilon(ev.composed([_phase(12.5, 9), _phase(2.5, 1530, 0.0068)]), 1e-5, grid=grid) == \
         accountant.get_epsilon(1e-5)
 
 
 @pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
-def test_phase_calibration_spends_the_budget(sampling):
+def test_calibration_of_one_release_next_to_fixed_ones_spends_the_budget(sampling):
     budget = PrivacyBudget(1.0, 1e-5)
-    fixed = [GaussianPhase(30.0, 5)]
-    ratio = calibrate_phase_noise_ratio(budget, fixed, 400, 0.02, sampling=sampling, dataset_size=2000)
-    spent = phases_epsilon(fixed + [GaussianPhase(ratio, 400, 0.02)], 1e-5, sampling=sampling, dataset_size=2000)
-    assert spent <= 1.0 + 1e-9
-    assert spent >= 0.97  # not wasteful: a 3% smaller ratio would overspend
-    louder = phases_epsilon(fixed + [GaussianPhase(ratio * 0.97, 400, 0.02)], 1e-5, sampling=sampling, dataset_size=2000)
+    fixed = _phase(30.0, 5)
+    cal = calibrate(lambda x: ev.composed([fixed, _phase(x, 400, 0.02, sampling)]), budget)
+    assert cal.spent.epsilon <= 1.0 + 1e-9
+    assert epsilon(cal.event, 1e-5) == pytest.approx(cal.spent.epsilon, rel=1e-3)
+    assert cal.spent.epsilon >= 0.97  # not wasteful
+    louder = epsilon(ev.composed([fixed, _phase(cal.noise * 0.97, 400, 0.02, sampling)]), 1e-5)
     assert louder > 1.0
-
-
-# ---------------------------------------------------------------- DP-SVRG and DP-SVRG++
-def test_phase_calibration_is_certified_at_its_grid():
-    from dperm.privacy.phases import calibration_grid
-
-    budget = PrivacyBudget(1.0, 1e-5)
-    fixed = [GaussianPhase(30.0, 5)]
-    ratio = calibrate_phase_noise_ratio(budget, fixed, 400, 0.02, dataset_size=2000)
-    phases = fixed + [GaussianPhase(ratio, 400, 0.02)]
-    at_grid = phases_epsilon(phases, 1e-5, grid=calibration_grid(1.0, 1e-5, 400))
-    assert at_grid <= 1.0 + 1e-12  # the point returned was certified at that grid
-    assert at_grid == pytest.approx(phases_epsilon(phases, 1e-5), rel=0.01)  # and agrees with the refined one
 
 
 def test_minibatch_variance_factor():
@@ -191,16 +170,19 @@ def test_svrg_budget_recomputed_from_its_noise(name, sampling):
     problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
     budget = PrivacyBudget(1.0, 1e-5)
     out = fit(name, problem, budget, sampling=sampling)
-    noise, hyper = out.noise, out.hyperparameters
-    assert len(noise["snapshot_scales"]) == noise["snapshot_releases"] == hyper["epochs"]
-    snapshots = [GaussianPhase(scale / noise["snapshot_sensitivity"], 1) for scale in noise["snapshot_scales"]]
-    inner = GaussianPhase(noise["inner_noise_ratio"], noise["inner_releases"], noise["sampling_probability"])
-    spent = phases_epsilon(snapshots + [inner], 1e-5, sampling=sampling, dataset_size=2000)
-    assert spent <= 1.0 + 1e-9
-    assert out.privacy_spent.epsilon == pytest.approx(spent, rel=1e-6)
-    assert noise["snapshot_sensitivity"] == pytest.approx(2 * problem.lipschitz / 2000)
+    hyper = out.hyperparameters
+    *snapshots, inner = out.event.events
+    assert len(snapshots) == hyper["epochs"]
+    assert all(s.sensitivity == pytest.approx(2 * problem.lipschitz / 2000) for s in snapshots)
+    step = inner.event
+    assert inner.count == sum(hyper["epoch_lengths"])
+    q = step.sampling_probability if sampling == "poisson" else step.sample_size / step.source_dataset_size
+    assert q == pytest.approx(hyper["batch_size"] / 2000)
     # the per-step noise follows the public bound min(2L, beta ||w - w~||) <= 2L, times 2 (replace-one)
-    assert noise["inner_scale_max"] <= noise["inner_noise_ratio"] * 4 * problem.lipschitz * (1 + 1e-12)
+    assert step.event.sensitivity == pytest.approx(4 * problem.lipschitz)
+    spent = epsilon(out.event, 1e-5)
+    assert spent <= 1.0 + 1e-3
+    assert out.privacy_spent.epsilon == pytest.approx(spent, rel=1e-4)
     assert hyper["epochs"] == len(hyper["epoch_lengths"])
 
 
@@ -225,7 +207,7 @@ def test_svrg_defaults_follow_the_theorems():
     best = min(bound(t) for t in range(1, 201))
     assert bound(T) <= 1.1 * best and (T == 1 or bound(T - 1) > 1.1 * best)
     # the snapshots' noise: geometric shares of mu_s^2, the last snapshot the least noisy
-    scales = np.array(out.noise["snapshot_scales"]) / out.noise["snapshot_sensitivity"]
+    scales = np.array([s.sigma / s.sensitivity for s in out.event.events[:-1]])
     assert np.sum(1 / scales**2) == pytest.approx(mu_s**2, rel=1e-9)
     assert np.allclose(scales[1:] / scales[:-1], rate**0.25)
     pp = fit("dp_svrg_pp", problem, budget)
@@ -332,12 +314,14 @@ def test_objective_perturbation_accounting(delta, data_norm):
     # the curvature term scales with data_norm squared: beta_phi R^2 = R^2 / 4
     beta_loss = data_norm**2 / 4
     assert problem.constants.loss_smoothness == pytest.approx(beta_loss)
-    ridge_sum = out.noise["extra_ridge"] * 800
+    ridge_sum = out.info["extra_ridge"] * 800
     eps_objective = 0.99
     assert ridge_sum == pytest.approx(objective_perturbation_lambda(0.5 * eps_objective, beta_loss, 800, 1e-3))
-    assert out.noise["epsilon_jacobian"] == pytest.approx(math.log1p(beta_loss / (ridge_sum + 800 * 1e-3)))
-    assert out.noise["sensitivity"] == pytest.approx(2 * problem.lipschitz)
-    assert out.noise["mechanism"] == ("gaussian" if delta else "l2_laplace")
+    objective_part, output_part = out.event.events
+    assert objective_part.jacobian_epsilon == pytest.approx(math.log1p(beta_loss / (ridge_sum + 800 * 1e-3)))
+    assert objective_part.sensitivity == pytest.approx(2 * problem.lipschitz)
+    assert objective_part.noise == ("gaussian" if delta else "l2_laplace")
+    assert objective_part.epsilon <= eps_objective * (1 + 1e-9) and objective_part.delta == pytest.approx(0.99 * delta)
     assert out.privacy_spent.epsilon <= 1.0 + 1e-12
     assert out.privacy_spent.epsilon >= 0.999
 
@@ -347,7 +331,7 @@ def test_objective_perturbation_jacobian_bound_on_neighbours():
     X, y = make_data(n=200, d=4)
     problem = ERMProblem(X, y, "logistic", ("l2", 1e-3))
     out = fit("objective_perturbation", problem, PrivacyBudget(0.5, 1e-5))
-    ridge = out.noise["extra_ridge"]
+    ridge = out.info["extra_ridge"]
     rng = np.random.default_rng(5)
     worst = 0.0
     for other in neighbours(problem, rng, count=8):
@@ -356,7 +340,7 @@ def test_objective_perturbation_jacobian_bound_on_neighbours():
             H = 200 * (problem.hessian(w) + ridge * np.eye(4))
             H2 = 200 * (other.hessian(w) + ridge * np.eye(4))
             worst = max(worst, abs(np.linalg.slogdet(H)[1] - np.linalg.slogdet(H2)[1]))
-    assert worst <= out.noise["epsilon_jacobian"] * (1 + 1e-9)
+    assert worst <= out.event.events[0].jacobian_epsilon * (1 + 1e-9)
 
 
 def test_objective_perturbation_converges_at_huge_epsilon():
@@ -461,7 +445,7 @@ def test_exponential_mechanism_score_sensitivity_on_neighbours():
         return -n * (p.objective(w) - p.loss_value(centre))
 
     worst = max(abs(shifted(problem, w) - shifted(other, w)) for other in neighbours(problem, rng) for w in net)
-    assert worst <= out.noise["sensitivity"] * (1 + 1e-9)
+    assert worst <= out.info["score_sensitivity"] * (1 + 1e-9)
 
 
 def test_exponential_mechanism_concentrates_at_large_epsilon():
@@ -489,19 +473,19 @@ def test_localization_concentrates_and_accounts():
     out = fit("localization", problem, PrivacyBudget(200.0, 0.0), alpha=0.002)
     assert out.privacy_spent == PrivacyBudget(200.0, 0.0)
     # the ball holds the minimizer with probability 1 - 1/n, its radius the Gamma quantile
-    sens = out.noise["localization_sensitivity"]
-    assert out.noise["ball_radius"] == pytest.approx(stats.gamma.ppf(1 - 1 / 2000, 2, scale=sens / 100.0))
+    sens = out.event.events[0].sensitivity
+    assert out.info["ball_radius"] == pytest.approx(stats.gamma.ppf(1 - 1 / 2000, 2, scale=sens / 100.0))
     assert out.excess_risk(problem, reference) < 1e-3
     with pytest.raises(AssumptionError, match="strongly convex"):
         fit("localization", small_problem(), PrivacyBudget(1.0, 0.0))
 
 
 def test_nearly_noiseless_phases_use_the_closed_form_upper_bound():
-    phases = [GaussianPhase(0.05, 10, 0.1), GaussianPhase(3.0, 4)]
+    event = ev.composed([_phase(0.05, 10, 0.1), _phase(3.0, 4)])
     mu = math.sqrt(10 / 0.05**2 + 4 / 3.0**2)
-    assert phases_epsilon(phases, 1e-5, dataset_size=100) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
-    ratio = calibrate_phase_noise_ratio(PrivacyBudget(1e4, 1e-5), [], 100, 0.01)
-    assert phases_epsilon([GaussianPhase(ratio, 100, 0.01)], 1e-5) <= 1e4
+    assert epsilon(event, 1e-5) == pytest.approx(gaussian_dp_epsilon(mu, 1e-5))
+    cal = calibrate(lambda x: _phase(x, 100, 0.01), PrivacyBudget(1e4, 1e-5))
+    assert epsilon(cal.event, 1e-5) <= 1e4
 
 
 def test_exponential_mechanism_refuses_instead_of_overflowing():

@@ -17,6 +17,24 @@ EXPECTED_FAILURES = {
 }
 
 
+class GLMOnProbabilities(DPGLMRegressor):
+    """DPGLMRegressor for scikit-learn's checks, which feed arbitrary real targets: they are
+    mapped into (0, 1) by the logistic function first. The GLM rejects targets outside
+    [0, 1] by design (test_glm_regressor_rejects_targets_outside_the_unit_interval)."""
+
+    def fit(self, X, y):
+        values = np.asarray(y) if y is not None else None
+        # only finite real targets are mapped; the estimator's own validation reports the others
+        if values is not None and values.dtype.kind in "iufO":
+            try:
+                real = values.astype(float)
+            except (TypeError, ValueError):
+                real = None
+            if real is not None and np.all(np.isfinite(real)):
+                y = 1.0 / (1.0 + np.exp(-real))
+        return super().fit(X, y)
+
+
 def _estimators():
     return [
         DPLogisticRegression(random_state=0),
@@ -24,7 +42,7 @@ def _estimators():
         DPHuberRegressor(random_state=0),
         DPLinearRegression(random_state=0),
         DPRobustRegressor(random_state=0),
-        DPGLMRegressor(random_state=0),
+        GLMOnProbabilities(random_state=0),
     ]
 
 
@@ -228,3 +246,112 @@ def test_glm_regressor_predicts_through_its_link():
     predictions = glm.predict(X)
     assert np.all((predictions > 0) & (predictions < 1))
     assert glm.score(X, p) > 0.8
+
+
+# ---------------------------------------------------------------- release discipline (issue 12)
+def _neighbours(seed=0, n=50, d=3):
+    """Two replace-one neighbours: row 0 (features and label) replaced."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 0.4
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    X2, y2 = X.copy(), y.copy()
+    X2[0] = rng.normal(size=d) * 0.5
+    y2[0] = 1 - y[0]
+    return (X, y), (X2, y2)
+
+
+def _released(est) -> dict:
+    """Every public attribute of a fitted estimator except the noisy coefficients."""
+    out = {k: v for k, v in vars(est).items() if k.endswith("_") and k not in ("coef_", "intercept_", "fits_")}
+    out["fits_"] = [{k: v for k, v in vars(f).items() if k != "coef"} for f in est.fits_]
+    return out
+
+
+@pytest.mark.parametrize("solver", ["output_perturbation", "objective_perturbation", "gd_output_perturbation", "dp_sgd"])
+def test_estimators_release_nothing_data_dependent_but_the_model(solver):
+    (X, y), (X2, y2) = _neighbours()
+    a = DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0).fit(X, y)
+    b = DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0).fit(X2, y2)
+    # n_iter_ was the iteration count of the non-private solver (5 vs 4 here for output_perturbation)
+    assert getattr(a, "n_iter_", None) is None or np.array_equal(a.n_iter_, b.n_iter_)
+    if solver in ("gd_output_perturbation", "dp_sgd"):  # a public step count
+        assert a.n_iter_.tolist() == [a.fits_[0].hyperparameters["steps"]]
+    else:
+        assert not hasattr(a, "n_iter_")
+    if "iterations" in dperm.PrivateFit.__dataclass_fields__:
+        pytest.xfail("PrivateFit still carries the solver's counts (removed from result.py under issue 12)")
+    ra, rb = _released(a), _released(b)
+    assert ra.keys() == rb.keys()
+    for key in ra:
+        assert repr(ra[key]) == repr(rb[key]), key
+
+
+def test_regressor_n_iter_only_from_public_steps():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 2)) / 2
+    y = X @ np.array([0.5, -0.3])
+    assert DPHuberRegressor(solver="noisy_gd", random_state=0).fit(X, y).n_iter_ >= 1
+    assert not hasattr(DPHuberRegressor(solver="output_perturbation", random_state=0).fit(X, y), "n_iter_")
+
+
+def test_declared_classes_are_the_label_set():
+    X, y = _blobs(400)
+    labels = np.array(["cat", "dog"])[y]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dperm.privacy.PrivacyWarning)  # declared: no warning
+        clf = DPLogisticRegression(classes=["dog", "cat", "emu"], epsilon=30.0, random_state=0).fit(X, labels)
+    # a declared class absent from y still gets its one-vs-rest model: the shape is public
+    assert clf.classes_.tolist() == ["cat", "dog", "emu"] and clf.coef_.shape == (3, 4)
+    assert clf.privacy_spent_.epsilon == pytest.approx(30.0)
+    bad = labels.copy()
+    bad[0] = "secret-label"
+    with pytest.raises(ValueError, match="outside the declared classes") as error:
+        DPLogisticRegression(classes=["cat", "dog"], random_state=0).fit(X, bad)
+    assert "secret-label" not in str(error.value) and "\n" not in str(error.value)
+    for declared, match in [(["cat"], "at least 2"), (["cat", "cat", "dog"], "twice"), ([["cat", "dog"]], "1-d")]:
+        with pytest.raises(ValueError, match=match):
+            DPLogisticRegression(classes=declared).fit(X, labels)
+
+
+def test_undeclared_classes_warn_that_the_label_set_is_public():
+    X, y = _blobs(400)
+    with pytest.warns(dperm.privacy.PrivacyWarning, match="label set .* treated as public"):
+        clf = DPLinearSVC(random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == [0, 1]
+    with pytest.warns(dperm.privacy.PrivacyWarning), pytest.raises(ValueError, match="at least 2 classes") as error:
+        DPLogisticRegression().fit(X, np.full(len(y), 7))
+    assert "7" not in str(error.value)
+
+
+@pytest.mark.parametrize("params", [{"intercept_scaling": 0}, {"intercept_scaling": -1.0}, {"data_norm": 0.0},
+                                    {"data_norm": -1.0}, {"fit_intercept": "yes"}])
+def test_bad_parameters_are_rejected_in_fit(params):
+    X, y = _blobs(200)
+    with pytest.raises(ValueError, match=next(iter(params))):
+        DPLogisticRegression(classes=[0, 1], **params).fit(X, y)
+    with pytest.raises(ValueError, match=next(iter(params))):
+        DPHuberRegressor(**params).fit(X, y * 0.5)
+
+
+def test_glm_regressor_rejects_targets_outside_the_unit_interval():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2)) * 0.3
+    y = rng.uniform(0, 1, 100)
+    y[3] = 1.7
+    with pytest.raises(ValueError, match=r"targets in \[0, 1\]") as error:
+        DPGLMRegressor(random_state=0).fit(X, y)
+    assert "1.7" not in str(error.value)
+
+
+def test_multiclass_warns_about_clipped_rows_once():
+    import warnings
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 4, 400)
+    X = rng.normal(size=(400, 3))  # many rows above data_norm = 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=4.0, random_state=0).fit(X, y)
+    assert sum(issubclass(w.category, dperm.DataNormWarning) for w in caught) == 1

@@ -4,15 +4,19 @@ epsilon, the random-iterate and random-round distributions, the Langevin step so
 from the budget, and bad input."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 from scipy import optimize, stats
 
+from _event_checks import check_event_accounting
 from dperm.algorithms import AssumptionError, get, names
 from dperm.algorithms import nonconvex_gd as ng
 from dperm.datasets.synthetic import make_glm, make_pl_problem
 from dperm.privacy import PrivacyBudget
+from dperm.privacy import events as ev
+from dperm.privacy.mechanisms import single_release
 from dperm.problem import ERMProblem, solve_reference
 
 NAMES = ["dp_gd", "rrpsgd", "dp_gld"]
@@ -49,7 +53,8 @@ def test_registered_with_metadata():
     assert set(NAMES) <= set(names())
     for name in NAMES:
         info = get(name)
-        assert info.source.startswith("seed 00") and info.paper and info.gradient_complexity
+        assert "seed" not in info.source.lower() and info.paper and info.gradient_complexity
+        assert re.search(r"[A-Z][a-z]+, [A-Z].* (2017|2019), Alg\. \d", info.source)  # the paper's citation
         assert "approximate_dp" in info.requires and "smooth" in info.requires and "lipschitz" in info.requires
     assert "unconstrained" in get("dp_gld").requires
 
@@ -60,17 +65,19 @@ def test_dp_gd_noise_is_sqrt_T_times_the_analytic_gaussian():
     n, L = problem.n_samples, problem.lipschitz
     fit = ng.dp_gd(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=100)
     Delta = 2 * L / n
-    assert fit.noise["sensitivity"] == pytest.approx(Delta, rel=1e-12)
-    assert fit.noise["releases"] == 100 == fit.iterations
+    release = single_release(fit.event)
+    assert isinstance(release, ev.GaussianRelease)
+    assert release.sensitivity == pytest.approx(Delta, rel=1e-12)
+    assert fit.event.count == 100 == fit.hyperparameters["steps"]
     # ALGORITHMS.md test vector: 100 steps at (1, 1e-5) need noise 37.31 x sensitivity
-    assert fit.noise["scale"] / Delta == pytest.approx(37.31, rel=2e-4)
+    assert release.sigma / Delta == pytest.approx(37.31, rel=2e-4)
     # the exact GDP relation, recomputed with scipy: mu = sqrt(T) Delta / sigma spends delta
-    mu = math.sqrt(100) * Delta / fit.noise["scale"]
+    mu = math.sqrt(100) * Delta / release.sigma
     assert mu == pytest.approx(gdp_mu(1.0, 1e-5), rel=1e-8)
     assert gdp_delta(mu, 1.0) <= 1e-5 * (1 + 1e-9)
     assert fit.privacy_spent.delta == 1e-5 and fit.privacy_spent.epsilon == pytest.approx(1.0, rel=1e-9)
     assert fit.privacy_spent.epsilon <= 1.0
-    assert fit.gradient_evaluations == 100 * n
+    check_event_accounting(fit, PrivacyBudget(1.0, 1e-5))
 
 
 def test_dp_gd_adds_the_declared_noise():
@@ -79,7 +86,7 @@ def test_dp_gd_adds_the_declared_noise():
     budget = PrivacyBudget(0.5, 1e-6)
     rng = np.random.default_rng(3)
     fits = [ng.dp_gd(problem, budget, rng=rng, steps=1) for _ in range(300)]
-    eta, scale = fits[0].hyperparameters["step_size"], fits[0].noise["scale"]
+    eta, scale = fits[0].hyperparameters["step_size"], single_release(fits[0].event).sigma
     z = np.concatenate([-f.coef / eta - problem.gradient(np.zeros(3)) for f in fits])
     # sample std of 900 normals: relative standard error ~ 1 / sqrt(2 * 900) = 0.024
     assert np.std(z) == pytest.approx(scale, rel=0.1)
@@ -95,14 +102,14 @@ def test_dp_gd_default_steps_follow_the_theorems():
     fit = ng.dp_gd(problem, budget, rng=0, pl_constant=bunch.pl_constant)
     kappa = beta / bunch.pl_constant
     assert fit.hyperparameters["regime"] == "pl"
-    assert fit.iterations == math.ceil(kappa * math.log(n * n * mu * mu / (4 * kappa * d)))
+    assert fit.hyperparameters["steps"] == math.ceil(kappa * math.log(n * n * mu * mu / (4 * kappa * d)))
     assert fit.hyperparameters["step_size"] == 1 / beta
     # without a public PL constant the default is Theorem 6.3's T (last iterate still returned),
     # far more than the kappa = 1 guess of Theorem 6.2 earlier versions used
     default = ng.dp_gd(problem, budget, rng=0, max_steps=10**6)
     assert default.hyperparameters["regime"] == "nonconvex" and default.hyperparameters["output"] == "last"
-    assert default.iterations == math.ceil(n * mu * math.sqrt(beta * 1.0 / (2 * d)) / G)
-    assert default.iterations > 5 * math.ceil(math.log(n * n * mu * mu / (4 * d)))
+    assert default.hyperparameters["steps"] == math.ceil(n * mu * math.sqrt(beta * 1.0 / (2 * d)) / G)
+    assert default.hyperparameters["steps"] > 5 * math.ceil(math.log(n * n * mu * mu / (4 * d)))
     with pytest.raises(ValueError, match="pl_constant"):
         ng.dp_gd(problem, budget, rng=0, regime="pl")
     with pytest.raises(ValueError, match="pl_constant"):
@@ -110,11 +117,11 @@ def test_dp_gd_default_steps_follow_the_theorems():
     # the non-convex regime (default of output="random"): Theorem 6.3
     fit = ng.dp_gd(problem, budget, rng=0, output="random", initial_gap=0.5, max_steps=10**6)
     assert fit.hyperparameters["regime"] == "nonconvex"
-    assert fit.iterations == math.ceil(n * mu * math.sqrt(beta * 0.5 / (2 * d)) / G)
+    assert fit.hyperparameters["steps"] == math.ceil(n * mu * math.sqrt(beta * 0.5 / (2 * d)) / G)
     # the cap, with the theorem's value reported
     capped = ng.dp_gd(problem, budget, rng=0, output="random", initial_gap=0.5, max_steps=7)
-    assert capped.iterations == 7 and capped.info["theorem_steps"] == fit.iterations
-    assert capped.noise["releases"] == 7
+    assert capped.hyperparameters["steps"] == 7 and capped.info["theorem_steps"] == fit.hyperparameters["steps"]
+    assert capped.event.count == 7
 
 
 def test_dp_gd_strongly_convex_problem_uses_mu_as_pl_constant():
@@ -141,8 +148,8 @@ def test_dp_gd_nonconvex_all_iterates_obey_the_descent_lemma():
     problem = glm_problem()
     beta = problem.smoothness
     fit = ng.dp_gd(problem, PrivacyBudget(1e8, 1e-6), rng=0, output="all", steps=400)
-    path = fit.trace["iterates"]
-    assert path.shape == (401, problem.d) and fit.trace["private"] is True
+    path = fit.info["iterates"]
+    assert path.shape == (401, problem.d)
     np.testing.assert_array_equal(path[-1], fit.coef)
     np.testing.assert_array_equal(path[0], np.zeros(problem.d))
     sq = np.array([np.linalg.norm(problem.gradient(w)) ** 2 for w in path[:-1]])
@@ -172,9 +179,9 @@ def test_dp_gd_random_iterate_is_uniform_on_0_to_T_minus_1():
 def test_dp_gd_projects_and_applies_the_prox():
     problem = glm_problem(n=300, d=5, regularizer=("l1", 0.05), constraint=("l2_ball", 0.3))
     fit = ng.dp_gd(problem, PrivacyBudget(0.2, 1e-6), rng=0, output="all", steps=50)
-    norms = np.linalg.norm(fit.trace["iterates"], axis=1)
+    norms = np.linalg.norm(fit.info["iterates"], axis=1)
     assert norms.max() <= 0.3 * (1 + 1e-12)
-    assert np.any(fit.trace["iterates"][1:] == 0.0)  # soft thresholding zeroes coordinates
+    assert np.any(fit.info["iterates"][1:] == 0.0)  # soft thresholding zeroes coordinates
 
 
 # -------------------------------------------------------------------------------- RRPSGD
@@ -189,7 +196,7 @@ def test_random_round_distribution_matches_the_formula():
     # a constant step (kept as a number by rrpsgd) gives a uniform R on {1, ..., T_max}
     problem = glm_problem(n=64, d=2)
     rng = np.random.default_rng(6)
-    R = np.array([ng.rrpsgd(problem, PrivacyBudget(2.0, 1e-5), rng=rng, batch_size=8, max_steps=5).iterations
+    R = np.array([ng.rrpsgd(problem, PrivacyBudget(2.0, 1e-5), rng=rng, batch_size=8, max_steps=5).info["rounds"]
                   for _ in range(500)])
     assert chi2_uniform_pvalue(R, range(1, 6)) > 1e-3
     for bad in ([0.1, 1.0], [0.0, 0.1], [-0.1], [np.nan], []):
@@ -204,7 +211,7 @@ def test_rrpsgd_draws_R_from_P():
     p = ng.random_round_distribution(etas, beta)
     rng = np.random.default_rng(5)
     R = np.array([ng.rrpsgd(problem, PrivacyBudget(2.0, 1e-5), rng=rng, batch_size=8, max_steps=4,
-                            step_size=etas).iterations for _ in range(1000)])
+                            step_size=etas).info["rounds"] for _ in range(1000)])
     counts = np.array([np.sum(R == k) for k in (1, 2, 3, 4)])
     assert counts.sum() == len(R)
     assert stats.chisquare(counts, p * len(R)).pvalue > 1e-3
@@ -216,28 +223,37 @@ def test_rrpsgd_long_runs_are_chunked_without_changing_the_stream(monkeypatch):
     one = ng.rrpsgd(problem, PrivacyBudget(1.0, 1e-5), **kw)
     monkeypatch.setattr(ng, "_CHUNK", 1024)
     chunked = ng.rrpsgd(problem, PrivacyBudget(1.0, 1e-5), **kw)
-    assert one.iterations == chunked.iterations > 1024
+    assert one.info["rounds"] == chunked.info["rounds"] > 1024
     np.testing.assert_array_equal(one.coef, chunked.coef)
 
 
-def _dp_accounting_epsilon(sigma, L, q, steps, delta, sampling, n):
-    """Epsilon by dp-accounting directly, replace-one, per-example norm bound L."""
+def _dp_accounting_epsilon(sigma, L, q, steps, delta, accountant="pld"):
+    """Epsilon of ``steps`` Poisson-subsampled Gaussian releases of a batch sum of vectors of
+    norm <= L plus N(0, sigma^2 I), by dp-accounting directly, replace-one."""
     import dp_accounting as dpa
     from dp_accounting.pld import pld_privacy_accountant
     from dp_accounting.rdp import rdp_privacy_accountant
 
     relation = dpa.NeighboringRelation.REPLACE_ONE
-    if sampling == "poisson":
+    if accountant == "pld":
         # PLD GaussianDpEvent(z): per-example bound 1, noise std z (replace-one sensitivity 2)
         acc = pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=1e-4)
         acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma / L)), steps)
     else:
-        # RDP with sampling without replacement takes the base mechanism's replace-one RDP,
+        # RDP of sampling without replacement takes the base mechanism's replace-one RDP,
         # alpha Delta^2 / (2 sigma^2) with Delta = 2L: noise multiplier sigma / (2L)
         acc = rdp_privacy_accountant.RdpAccountant(neighboring_relation=relation)
-        event = dpa.SampledWithoutReplacementDpEvent(n, int(round(q * n)), dpa.GaussianDpEvent(sigma / (2 * L)))
+        n = int(round(1 / q))
+        event = dpa.SampledWithoutReplacementDpEvent(n, 1, dpa.GaussianDpEvent(sigma / (2 * L)))
         acc.compose(dpa.SelfComposedDpEvent(event, steps))
     return acc.get_epsilon(delta)
+
+
+def _subsampled_release(fit):
+    """(sampling event, its Gaussian release, count) of rrpsgd's event."""
+    assert isinstance(fit.event, ev.SelfComposedDpEvent)
+    sampled = fit.event.event
+    return sampled, sampled.event, fit.event.count
 
 
 def test_rrpsgd_is_accounted_at_T_max_minibatch_poisson():
@@ -246,25 +262,38 @@ def test_rrpsgd_is_accounted_at_T_max_minibatch_poisson():
     fit = ng.rrpsgd(problem, budget, rng=0)
     hp = fit.hyperparameters
     assert hp["batch_size"] == 20 and hp["max_steps"] == 400 and hp["sampling"] == "poisson"
-    assert fit.noise["releases"] == 400 and fit.noise["sensitivity"] == 2 * problem.lipschitz
-    assert 1 <= fit.iterations <= 400 and fit.info["rounds"] == fit.iterations
-    eps = _dp_accounting_epsilon(fit.noise["scale"], problem.lipschitz, 20 / 400, 400, 1e-5, "poisson", 400)
+    sampled, release, count = _subsampled_release(fit)
+    assert isinstance(sampled, ev.PoissonSampledDpEvent) and sampled.sampling_probability == 20 / 400
+    assert count == 400 and release.sensitivity == 2 * problem.lipschitz
+    assert 1 <= fit.info["rounds"] <= 400
+    eps = _dp_accounting_epsilon(release.sigma, problem.lipschitz, 20 / 400, 400, 1e-5)
     assert eps == pytest.approx(1.0, rel=0.01)
     assert fit.privacy_spent.epsilon <= 1.0 and fit.privacy_spent.epsilon == pytest.approx(1.0, rel=1e-3)
+    check_event_accounting(fit, budget)
     # at the worst case T_max, not at R: fewer releases would need less noise
     shorter = ng.rrpsgd(problem, budget, rng=0, max_steps=100)
-    assert shorter.noise["scale"] < fit.noise["scale"]
+    assert _subsampled_release(shorter)[1].sigma < release.sigma
 
 
 def test_rrpsgd_paper_schedule():
     problem = glm_problem(n=40, d=2)
-    fit = ng.rrpsgd(problem, PrivacyBudget(1.0, 1e-4), rng=0, schedule="paper")
+    budget = PrivacyBudget(1.0, 1e-4)
+    fit = ng.rrpsgd(problem, budget, rng=0, schedule="paper")
     hp = fit.hyperparameters
     assert (hp["batch_size"], hp["max_steps"], hp["sampling"]) == (1, 1600, "without_replacement")
-    eps = _dp_accounting_epsilon(fit.noise["scale"], problem.lipschitz, 1 / 40, 1600, 1e-4, "without_replacement", 40)
-    assert eps <= 1.0 + 1e-9 and eps == pytest.approx(1.0, rel=1e-3)
+    sampled, release, count = _subsampled_release(fit)
+    assert isinstance(sampled, ev.SampledWithoutReplacementDpEvent) and count == 1600
+    assert (sampled.source_dataset_size, sampled.sample_size) == (40, 1)
+    # A fixed-size batch under replace-one has the per-step pair of Poisson sampling at rate
+    # b/n (dperm.privacy.events): dp-accounting's PLD of that Poisson event certifies the budget.
+    eps = _dp_accounting_epsilon(release.sigma, problem.lipschitz, 1 / 40, 1600, 1e-4)
+    assert eps <= 1.0 * 1.01 and eps == pytest.approx(1.0, rel=0.01)
+    poisson = ev.repeated(ev.PoissonSampledDpEvent(1 / 40, release), 1600)
+    check_event_accounting(fit, budget, pld_event=poisson)
+    # the RDP bound earlier versions calibrated with is far looser at this noise
+    assert _dp_accounting_epsilon(release.sigma, problem.lipschitz, 1 / 40, 1600, 1e-4, accountant="rdp") > 1.5
     # Theorem 5's constant step: eta = min(1/beta, D_F / (s sqrt(T_max))), s^2 = 4L^2 + d sigma^2
-    L, beta, sigma = problem.lipschitz, problem.smoothness, fit.noise["scale"]
+    L, beta, sigma = problem.lipschitz, problem.smoothness, release.sigma
     s = math.sqrt(4 * L**2 + 2 * sigma**2)
     assert hp["step_size"] == pytest.approx(min(1 / beta, math.sqrt(2 / beta) / (s * 40)), rel=1e-12)
 
@@ -275,7 +304,7 @@ def test_rrpsgd_reaches_a_stationary_point_within_theorem_5():
     budget = PrivacyBudget(50.0, 1e-6)
     fits = [ng.rrpsgd(problem, budget, rng=seed) for seed in range(8)]
     sq = np.array([np.linalg.norm(problem.gradient(f.coef)) ** 2 for f in fits])
-    hp, sigma = fits[0].hyperparameters, fits[0].noise["scale"]
+    hp, sigma = fits[0].hyperparameters, _subsampled_release(fits[0])[1].sigma
     b, T, eta = hp["batch_size"], hp["max_steps"], hp["step_size"]
     # Theorem 5 with F* >= 0 (the loss is non-negative): D_F^2 <= 2 F(w_0) / beta, and the
     # noisy gradient's variance bound s^2 = 4 L^2 / b + d sigma^2 / b^2
@@ -294,15 +323,16 @@ def test_dp_gld_step_size_spends_the_budget_exactly():
     for eps, delta, steps in [(1.0, 1e-5, 200), (0.3, 1e-6, 50), (4.0, 1e-5, 1000)]:
         fit = ng.dp_gld(problem, PrivacyBudget(eps, delta), rng=0, steps=steps, inverse_temperature=30.0)
         eta, beta = fit.hyperparameters["step_size"], fit.hyperparameters["inverse_temperature"]
-        assert beta == 30.0 and fit.iterations == steps
+        assert beta == 30.0 and fit.hyperparameters["steps"] == steps == fit.event.count
         s = math.sqrt(2 / (eta * beta))  # Langevin noise sqrt(2 eta / beta) xi = eta * N(0, s^2)
-        assert s == pytest.approx(fit.noise["scale"], rel=1e-12)
+        assert s == pytest.approx(single_release(fit.event).sigma, rel=1e-12)
         mu = math.sqrt(steps) * (2 * L / n) / s
         assert gdp_delta(mu, eps) == pytest.approx(delta, rel=1e-6)
         assert gdp_delta(mu, eps) <= delta * (1 + 1e-9)
         # Algorithm 1's form: eta = mu^2 n^2 / (2 beta T L^2)
         assert eta == pytest.approx(gdp_mu(eps, delta) ** 2 * n * n / (2 * beta * steps * L * L), rel=1e-8)
-        assert fit.noise["langevin_std"] == pytest.approx(math.sqrt(2 * eta / beta), rel=1e-12)
+        assert fit.info["langevin_std"] == pytest.approx(math.sqrt(2 * eta / beta), rel=1e-12)
+        check_event_accounting(fit, PrivacyBudget(eps, delta))
 
 
 @pytest.mark.filterwarnings("ignore::dperm.algorithms.nonconvex_gd.LangevinStepWarning")
@@ -326,18 +356,18 @@ def test_dp_gld_default_schedule_meets_theorem_2():
     beta = max(4 / lam, d, math.log(n))
     assert fit.hyperparameters["inverse_temperature"] == beta
     T = math.ceil(mu**2 * n**2 * (M + lam) ** 2 / (2 * beta * L**2 * lam))
-    assert fit.iterations == T == fit.info["theorem_steps"]
+    assert fit.hyperparameters["steps"] == T == fit.info["theorem_steps"]
     assert fit.hyperparameters["step_size"] <= lam / (M + lam) ** 2 * (1 + 1e-9)
     # over the cap: first the step grows up to 1 / (M + lambda), at the same temperature
     T_stable = math.ceil(mu**2 * n**2 * (M + lam) / (2 * beta * L**2))
     assert T_stable < T
     mid = ng.dp_gld(problem, budget, rng=0, max_steps=T_stable)
-    assert mid.iterations == T_stable and mid.info["theorem_steps"] == T
+    assert mid.hyperparameters["steps"] == T_stable and mid.info["theorem_steps"] == T
     assert mid.hyperparameters["inverse_temperature"] == beta
     assert mid.hyperparameters["step_size"] <= 1 / (M + lam) * (1 + 1e-9)
     # then beta is raised so that eta = 1 / (M + lambda)
     capped = ng.dp_gld(problem, budget, rng=0, max_steps=T_stable // 2)
-    assert capped.iterations == T_stable // 2 and capped.info["theorem_steps"] == T
+    assert capped.hyperparameters["steps"] == T_stable // 2 and capped.info["theorem_steps"] == T
     assert capped.hyperparameters["inverse_temperature"] > beta
     assert capped.hyperparameters["step_size"] == pytest.approx(1 / (M + lam), rel=1e-8)
 
@@ -404,9 +434,10 @@ def test_reproducible_and_budget_reported(name):
     a, b, c = (get(name).fit(problem, budget, rng=s) for s in (42, 42, 43))
     assert np.array_equal(a.coef, b.coef) and not np.array_equal(a.coef, c.coef)
     assert a.privacy_spent.epsilon <= 1.0 and a.privacy_spent.delta == 1e-5
-    assert a.algorithm == name and a.gradient_evaluations > 0 and a.iterations > 0
+    assert a.algorithm == name and a.hyperparameters["max_steps"] > 0
     assert "gradient_norm" not in a.info  # no un-noised measurement in the result
     assert a.summary()["algorithm"] == name
+    check_event_accounting(a, budget)
 
 
 # ------------------------------------------------------------------------------ bad input

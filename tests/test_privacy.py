@@ -10,29 +10,70 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dperm.privacy import (
-    BudgetAccountant,
-    BudgetExceededError,
-    PrivacyBudget,
-    PrivacyWarning,
-    analytic_gaussian_sigma,
-    calibrate_vector_mechanism,
-    classical_gaussian_sigma,
-    exponential_mechanism,
-    exponential_mechanism_composition_epsilon,
-    exponential_mechanism_step_epsilon,
-    gaussian_dp_delta,
-    gaussian_dp_epsilon,
-    gaussian_dp_mu,
-    gaussian_steps_epsilon,
-    gaussian_steps_sigma,
-    l2_laplace_noise,
-    make_rng,
-    pure_composition_epsilon,
-    subsampled_gaussian_epsilon,
-    subsampled_gaussian_sigma,
-    symmetric_gaussian_matrix,
-)
+from dperm.privacy import events as ev
+from dperm.privacy.accountant import calibrate, epsilon
+from dperm.privacy.budget import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyWarning
+from dperm.privacy.gaussian_dp import (analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_dp_delta,
+                                       gaussian_dp_epsilon, gaussian_dp_mu)
+from dperm.privacy.mechanisms import sample_release, vector_mechanism
+from dperm.privacy.noise import exponential_mechanism, l2_laplace_noise, make_rng, symmetric_gaussian_matrix
+from dperm.privacy.pld import pld_epsilon, pld_grid
+from dperm.privacy.pure_dp import pure_composition_epsilon as _pure
+from dperm.privacy.search import smallest_certified_noise, step_gdp_mu
+
+
+# The old primitives, expressed through events and the one accountant.
+def gaussian_steps_sigma(eps, delta, sensitivity, steps):
+    return calibrate(lambda x: ev.repeated(ev.gaussian_release(x, sensitivity), steps), PrivacyBudget(eps, delta)).noise
+
+
+def gaussian_steps_epsilon(sigma, sensitivity, steps, delta):
+    return epsilon(ev.repeated(ev.gaussian_release(sigma, sensitivity), steps), delta)
+
+
+def _sampled(sigma, sensitivity, q, steps, sampling="poisson", dataset_size=None):
+    release = ev.gaussian_release(sigma, sensitivity)
+    if q >= 1:
+        step = release
+    elif sampling == "poisson":
+        step = ev.PoissonSampledDpEvent(q, release)
+    else:
+        step = ev.SampledWithoutReplacementDpEvent(dataset_size, round(q * dataset_size), release)
+    return ev.repeated(step, steps)
+
+
+def subsampled_gaussian_epsilon(sigma, *, sensitivity, sampling_probability, steps, delta, sampling="poisson",
+                                dataset_size=None):
+    return epsilon(_sampled(sigma, sensitivity, sampling_probability, steps, sampling, dataset_size), delta)
+
+
+def subsampled_gaussian_sigma(eps, delta, *, sensitivity, sampling_probability, steps, sampling="poisson",
+                              dataset_size=None):
+    return calibrate(lambda x: _sampled(x, sensitivity, sampling_probability, steps, sampling, dataset_size),
+                     PrivacyBudget(eps, delta)).noise
+
+
+def _counted(step_epsilons, bounded):
+    from collections import Counter
+
+    return [(e, c, bounded) for e, c in Counter(step_epsilons).items()]
+
+
+def pure_composition_epsilon(step_epsilons, delta=0.0):
+    return _pure(_counted(step_epsilons, False), delta)
+
+
+def exponential_mechanism_composition_epsilon(step_epsilons, delta=0.0):
+    return _pure(_counted(step_epsilons, True), delta)
+
+
+def exponential_mechanism_step_epsilon(eps, delta, steps):
+    return 1.0 / calibrate(lambda x: ev.repeated(ev.ExponentialMechanismRelease(1.0 / x), steps),
+                           PrivacyBudget(eps, delta)).noise
+
+
+def calibrate_vector_mechanism(budget, sensitivity, steps=1):
+    return vector_mechanism(budget, sensitivity, steps, charge_now=False)
 
 
 # ----------------------------------------------------------------------------- budget
@@ -82,35 +123,24 @@ class warnings_as_errors:
 
 def test_accountant_refuses_to_overspend():
     acc = BudgetAccountant(PrivacyBudget(1.0, 1e-5))
-    acc.spend(PrivacyBudget(0.6, 5e-6), "first")
+    first = ev.gaussian_release(6.0, 1.0)
+    acc.charge(first, "first")
     with pytest.raises(BudgetExceededError):
-        acc.spend(PrivacyBudget(0.5, 1e-6))
-    with pytest.raises(BudgetExceededError):
-        acc.spend(PrivacyBudget(0.1, 6e-6))
-    acc.spend(PrivacyBudget(0.4, 5e-6))
-    assert acc.spent == PrivacyBudget(1.0, 1e-5)
+        acc.charge(ev.gaussian_release(2.0, 1.0))
+    assert len(acc.events) == 1
+    acc.charge(ev.gaussian_release(9.0, 1.0))
+    spent = epsilon(ev.composed([first, ev.gaussian_release(9.0, 1.0)]), 1e-5)
+    assert acc.spent.epsilon == pytest.approx(spent) and spent < 1.0
     assert [label for label, _ in acc.history] == ["first", ""]
-    assert acc.remaining_epsilon == pytest.approx(0.0, abs=1e-12)
+    assert acc.remaining_epsilon == pytest.approx(1.0 - spent)
 
 
-def test_accountant_is_thread_safe():
-    acc = BudgetAccountant(PrivacyBudget(1.0))
-    successes = []
-
-    def worker():
-        for _ in range(50):
-            try:
-                acc.spend(PrivacyBudget(0.01))
-                successes.append(1)
-            except BudgetExceededError:
-                pass
-
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(successes) == 100  # exactly the budget, never more
+def test_accountant_pure_charges_compose_by_basic_composition():
+    acc = BudgetAccountant(1.0)
+    for _ in range(100):
+        acc.charge(ev.L2LaplaceRelease(1.0, 0.01))
+    with pytest.raises(BudgetExceededError):
+        acc.charge(ev.L2LaplaceRelease(1.0, 0.01))
     assert acc.spent_epsilon <= 1.0 + 1e-9
 
 
@@ -169,12 +199,11 @@ def test_pld_replace_one_at_probability_one_is_the_closed_form():
         assert accountant >= closed * (1 - 1e-6)  # the PLD rounds pessimistically
 
 
-def test_rdp_without_replacement_at_full_batch_bounds_the_closed_form():
+def test_without_replacement_at_full_batch_is_the_closed_form():
     for sigma, sensitivity, steps in [(10.0, 2.0, 5), (40.0, 2.0, 100)]:
-        rdp = subsampled_gaussian_epsilon(sigma, sensitivity=sensitivity, sampling_probability=1.0, steps=steps,
-                                          delta=1e-5, sampling="without_replacement", dataset_size=500)
+        event = ev.repeated(ev.SampledWithoutReplacementDpEvent(500, 500, ev.gaussian_release(sigma, sensitivity)), steps)
         closed = gaussian_steps_epsilon(sigma, sensitivity, steps, 1e-5)
-        assert closed <= rdp <= 1.2 * closed
+        assert epsilon(event, 1e-5) == pytest.approx(closed, rel=1e-12)
 
 
 def test_replace_one_pld_matches_add_remove_test_vectors_at_doubled_sensitivity():
@@ -199,8 +228,6 @@ def test_subsampled_calibration_is_certified_and_tight():
 
 @pytest.mark.parametrize("guess", [1e-3, 0.7, 0.95, 50.0])
 def test_smallest_certified_noise_returns_a_certified_point_at_precision(guess):
-    from dperm.privacy.calibrate import smallest_certified_noise
-
     seen = []
 
     def eps_at(x):  # a decreasing curve with a kink, like a PLD's
@@ -218,8 +245,6 @@ def test_smallest_certified_noise_returns_a_certified_point_at_precision(guess):
 
 
 def test_smallest_certified_noise_stops_once_the_budget_is_spent_where_epsilon_is_flat():
-    from dperm.privacy.calibrate import smallest_certified_noise
-
     calls = []
 
     def eps_at(x):  # a phase holding a small share: epsilon barely moves with its noise
@@ -232,8 +257,6 @@ def test_smallest_certified_noise_stops_once_the_budget_is_spent_where_epsilon_i
 
 
 def test_smallest_certified_noise_needs_few_calls_near_a_good_guess():
-    from dperm.privacy.calibrate import smallest_certified_noise
-
     calls = []
 
     def eps_at(x):
@@ -246,22 +269,19 @@ def test_smallest_certified_noise_needs_few_calls_near_a_good_guess():
 
 
 def test_smallest_certified_noise_refuses_past_the_ceiling():
-    from dperm.privacy.calibrate import smallest_certified_noise
-
     with pytest.raises(ValueError, match="no noise level"):
         smallest_certified_noise(lambda x: 5.0, 1.0, 1.0, floor=1e-9, ceiling=1e6)
 
 
-def test_subsampled_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="delta"):
+def test_events_reject_bad_arguments():
+    with pytest.raises(ValueError, match="delta > 0"):
         subsampled_gaussian_sigma(1.0, 0.0, sensitivity=1.0, sampling_probability=0.1, steps=10)
-    with pytest.raises(ValueError, match="dataset_size"):
-        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=0.1, steps=10,
-                                  sampling="without_replacement")
-    with pytest.raises(ValueError, match="sampling"):
-        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=0.1, steps=10, sampling="shuffle")
-    with pytest.raises(ValueError, match="sampling_probability"):
-        subsampled_gaussian_sigma(1.0, 1e-5, sensitivity=1.0, sampling_probability=1.5, steps=10)
+    with pytest.raises(ValueError, match="sigma"):
+        ev.gaussian_release(-1.0, 1.0)
+    with pytest.raises(ValueError, match="sampling probability"):
+        epsilon(ev.PoissonSampledDpEvent(1.5, ev.gaussian_release(1.0, 1.0)), 1e-5)
+    with pytest.raises(TypeError):
+        epsilon("not an event", 1e-5)
 
 
 # ------------------------------------------------------------------------------- pure DP
@@ -269,7 +289,9 @@ def test_pure_composition():
     assert pure_composition_epsilon([0.1] * 10) == pytest.approx(1.0)
     # advanced composition wins for many small steps
     many = pure_composition_epsilon([0.01] * 10000, delta=1e-5)
-    assert many < 100 and many == pytest.approx(math.sqrt(2e4 * math.log(1e5)) * 0.01 + 1e4 * 0.01 * math.expm1(0.01))
+    advanced = math.sqrt(2e4 * math.log(1e5)) * 0.01 + 1e4 * 0.01 * math.expm1(0.01)
+    rho = 1e4 * 0.01**2 / 2  # an eps-DP release is eps^2/2-zCDP (Bun and Steinke 2016)
+    assert many == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e5))) and many < advanced < 100
 
 
 def test_exponential_mechanism_zcdp_route():
@@ -286,11 +308,11 @@ def test_exponential_mechanism_zcdp_route():
 # ---------------------------------------------------------------------- vector calibration
 def test_calibrate_vector_mechanism_chooses_the_mechanism():
     pure = calibrate_vector_mechanism(PrivacyBudget(2.0), 0.5, steps=4)
-    assert pure.mechanism == "l2_laplace" and pure.scale == pytest.approx(0.5 / 0.5)
+    assert isinstance(pure.event.event, ev.L2LaplaceRelease) and pure.noise == pytest.approx(0.5 / 0.5)
     approx = calibrate_vector_mechanism(PrivacyBudget(1.0, 1e-5), 0.5, steps=4)
-    assert approx.mechanism == "gaussian"
-    assert approx.scale == pytest.approx(2 * 0.5 * 3.7306, rel=1e-4)
-    assert approx.budget.epsilon <= 1.0
+    assert isinstance(approx.event.event, ev.GaussianRelease)
+    assert approx.noise == pytest.approx(2 * 0.5 * 3.7306, rel=1e-4)
+    assert approx.spent.epsilon <= 1.0
 
 
 # -------------------------------------------------------------------------------- samplers
@@ -308,8 +330,8 @@ def test_make_rng():
 def test_gaussian_noise_distribution():
     rng = np.random.default_rng(0)
     cal = calibrate_vector_mechanism(PrivacyBudget(1.0, 1e-5), 1.0)
-    z = np.concatenate([cal.sample(rng, 50) for _ in range(100)])
-    assert stats.kstest(z / cal.scale, "norm").pvalue > 1e-3
+    z = np.concatenate([sample_release(rng, cal.event, 50) for _ in range(100)])
+    assert stats.kstest(z / cal.noise, "norm").pvalue > 1e-3
 
 
 @pytest.mark.parametrize("dim", [1, 3, 20])
@@ -355,8 +377,6 @@ def test_symmetric_gaussian_matrix():
 
 
 def test_nearly_noiseless_subsampled_steps_use_the_full_batch_bound():
-    from dperm.privacy import gaussian_steps_epsilon, subsampled_gaussian_epsilon, subsampled_gaussian_sigma
-
     eps = subsampled_gaussian_epsilon(0.05, sensitivity=1.0, sampling_probability=0.01, steps=1000, delta=1e-5)
     assert eps == pytest.approx(gaussian_steps_epsilon(0.05, 1.0, 1000, 1e-5))
     sigma = subsampled_gaussian_sigma(1e6, 1e-5, sensitivity=2.0, sampling_probability=0.01, steps=10_000)
@@ -364,8 +384,6 @@ def test_nearly_noiseless_subsampled_steps_use_the_full_batch_bound():
 
 
 def test_exponential_mechanism_step_epsilon_edge_cases():
-    from dperm.privacy import exponential_mechanism_composition_epsilon, exponential_mechanism_step_epsilon
-
     for eps, delta, steps in [(1.0, 0.0, 100), (0.3, 0.0, 7), (1e6, 1e-5, 1000), (1.0, 1e-6, 3)]:
         e0 = exponential_mechanism_step_epsilon(eps, delta, steps)
         assert exponential_mechanism_composition_epsilon([e0] * steps, delta) <= eps
@@ -373,22 +391,20 @@ def test_exponential_mechanism_step_epsilon_edge_cases():
 
 
 def test_pld_grid_follows_one_steps_privacy_loss_at_tiny_sampling_rates():
-    """With one example per step (seed 002's schedule, q = 1/n, T = n^2) each step's
+    """With one example per step (Bassily, Smith, Thakurta's schedule, q = 1/n, T = n^2) each step's
     privacy loss is far below the epsilon-based grid, and the rounding of every step adds
     up: the grid must follow the step's scale (the error depends on grid / step_mu)."""
-    from dperm.privacy.calibrate import _pld_epsilon, _pld_grid, step_gdp_mu
-
     n = 3000
     q, steps, sigma = 1.0 / n, n * n, 7.49  # sensitivity 2: noise ratio 3.745
     step_mu = step_gdp_mu(q, sigma / 2.0)
-    assert _pld_grid(1.0, step_mu) == pytest.approx(step_mu / 5)
-    assert _pld_grid(1.0, 1.0) == _pld_grid(1.0) == 5e-4  # the epsilon rule when the steps are coarse
+    assert pld_grid(1.0, step_mu) == pytest.approx(step_mu / 5)
+    assert pld_grid(1.0, 1.0) == pld_grid(1.0) == 5e-4  # the epsilon rule when the steps are coarse
     # memory: at T = n^2 on ADULT the step rule (1.35e-6) would need over 24 GB; the grid stays coarser
-    assert _pld_grid(1.0, 6.75e-6, steps=32561**2) == pytest.approx(1.9e-5 * 32561**2 / 2e9)
-    assert _pld_grid(1.0, step_mu, steps=steps) == pytest.approx(step_mu / 5)  # n = 3000: not binding
+    assert pld_grid(1.0, 6.75e-6, steps=32561**2) == pytest.approx(1.9e-5 * 32561**2 / 2e9)
+    assert pld_grid(1.0, step_mu, steps=steps) == pytest.approx(step_mu / 5)  # n = 3000: not binding
     ours = subsampled_gaussian_epsilon(sigma, sensitivity=2.0, sampling_probability=q, steps=steps, delta=1e-5)
-    converged = _pld_epsilon([(sigma, steps, q)], 1e-5, step_mu / 20)  # noise multiplier sigma / (Delta/2)
-    coarse = _pld_epsilon([(sigma, steps, q)], 1e-5, 5e-4)  # the epsilon rule alone (before 2026-11-23)
+    converged = pld_epsilon([("gaussian", sigma, steps, q)], 1e-5, step_mu / 20)  # noise multiplier sigma / (Delta/2)
+    coarse = pld_epsilon([("gaussian", sigma, steps, q)], 1e-5, 5e-4)  # the epsilon rule alone (before 2026-11-23)
     assert converged <= ours <= converged * 1.01
     assert coarse > 1.8 * converged  # what the step rule fixes
     # and the calibration finds the noise the converged accountant needs

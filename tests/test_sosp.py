@@ -1,4 +1,4 @@
-"""Private second-order stationary points (seed 004 Alg. 4-6) and the utility measures:
+"""Private second-order stationary points (Wang, Chen, Xu 2019, Alg. 4-6) and the utility measures:
 escaping a known strict saddle, certification, exact composition of the gradient and
 Hessian phases, the symmetric Hessian noise and its bounds, the sub-problem solvers,
 Lanczos against dense eigenvalues, bad input."""
@@ -14,8 +14,9 @@ import dperm.algorithms.sosp as sosp  # registers dp_sosp and dp_gd_so
 from dperm import utility
 from dperm.algorithms.registry import AssumptionError, get, names
 from dperm.datasets.synthetic import make_saddle_problem
+from _event_checks import check_event_accounting, gdp_mu, phases
 from dperm.privacy import PrivacyBudget
-from dperm.privacy.calibrate import gaussian_dp_epsilon, gaussian_dp_mu
+from dperm.privacy.gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
 from dperm.privacy.noise import symmetric_gaussian_matrix
 from dperm.problem import ERMProblem, solve_reference
 
@@ -26,15 +27,21 @@ def saddle(n=200, d=3, constraint=None, seed=0):
 
 
 def composed_epsilon(fit):
-    """Epsilon of the fit's releases recomputed from its noise record (Gaussian DP)."""
-    mu2 = sum(ph["releases"] * (ph["sensitivity"] / ph["scale"]) ** 2 for ph in fit.noise["phases"])
-    return gaussian_dp_epsilon(math.sqrt(mu2), fit.privacy_spent.delta)
+    """Epsilon of the fit's releases recomputed from its event (Gaussian DP)."""
+    return gaussian_dp_epsilon(gdp_mu(fit.event), fit.privacy_spent.delta)
+
+
+def noise_phases(fit):
+    """The fit's release phases, in order: dicts of scale, sensitivity and releases."""
+    return [{"scale": r.sigma, "sensitivity": r.sensitivity, "releases": count} for r, count in phases(fit.event)]
 
 
 def test_both_algorithms_are_registered_with_sources():
     assert {"dp_sosp", "dp_gd_so"} <= set(names())
     assert "Alg. 4 + 5" in get("dp_sosp").source and "Alg. 6" in get("dp_gd_so").source
-    assert "approximate_dp" in get("dp_sosp").requires and "approximate_dp" in get("dp_gd_so").requires
+    for name in ("dp_sosp", "dp_gd_so"):
+        assert {"approximate_dp", "margin_loss"} <= set(get(name).requires)
+        assert "seed" not in get(name).source.lower() and "Wang, Chen, Xu 2019" in get(name).source
 
 
 # ------------------------------------------------------------------------- dp_sosp
@@ -73,7 +80,7 @@ def test_dp_sosp_tiny_budget_reports_not_found_and_spends_the_budget():
     budget = PrivacyBudget(0.01, 1e-5)
     fit = sosp.dp_sosp(problem, budget, rng=0, alpha=0.002, steps=50, keep_iterates=True)
     assert fit.info["status"] == "not found" and fit.info["selected_iterate"] is None
-    np.testing.assert_array_equal(fit.coef, fit.trace["iterates"][-1])  # the last iterate
+    np.testing.assert_array_equal(fit.coef, fit.info["iterates"][-1])  # the last iterate
     assert fit.privacy_spent.delta == budget.delta
     assert fit.privacy_spent.epsilon <= budget.epsilon
     assert fit.privacy_spent.epsilon == pytest.approx(budget.epsilon, rel=1e-9)
@@ -92,7 +99,7 @@ def test_dp_sosp_phases_compose_exactly_to_the_budget(epsilon, delta, hyper):
     _, problem = saddle(n=100)
     fit = sosp.dp_sosp(problem, PrivacyBudget(epsilon, delta), rng=3, **hyper)
     T, K = fit.hyperparameters["steps"], fit.hyperparameters["candidates"]
-    gd, grads, hessians = fit.noise["phases"]
+    gd, grads, hessians = noise_phases(fit)
     assert (gd["releases"], grads["releases"], hessians["releases"]) == (T, K, K)
     n = problem.n_samples
     assert gd["sensitivity"] == grads["sensitivity"] == pytest.approx(2 * problem.lipschitz / n)
@@ -105,7 +112,8 @@ def test_dp_sosp_phases_compose_exactly_to_the_budget(epsilon, delta, hyper):
     assert K * (hessians["sensitivity"] / hessians["scale"]) ** 2 == pytest.approx((1 - split) * share * mu**2, rel=1e-12)
     assert composed_epsilon(fit) == pytest.approx(epsilon, rel=1e-9)
     assert fit.privacy_spent.epsilon == pytest.approx(epsilon, rel=1e-9)
-    assert fit.noise["mu"] == pytest.approx(mu, rel=1e-12)
+    assert gdp_mu(fit.event) == pytest.approx(mu, rel=1e-12)
+    check_event_accounting(fit, PrivacyBudget(epsilon, delta))
 
 
 def test_dp_sosp_candidate_subsample_is_fixed_in_advance():
@@ -118,7 +126,7 @@ def test_dp_sosp_candidate_subsample_is_fixed_in_advance():
     fit_default = sosp.dp_sosp(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=30)
     assert fit_default.info["candidate_indices"] == [0, 10, 20, 30]
     # Fewer candidates, less noise per candidate.
-    assert fit.noise["phases"][1]["scale"] < fit_all.noise["phases"][1]["scale"]
+    assert noise_phases(fit)[1]["scale"] < noise_phases(fit_all)[1]["scale"]
 
 
 def test_dp_sosp_default_alpha_is_the_smallest_certifiable():
@@ -210,7 +218,7 @@ def test_dp_gd_so_converges_at_large_epsilon_and_stays_in_the_ball(radius, alpha
                         step_size=step_size, theta=0.2, keep_iterates=True)
     assert fit.info["status"] == "found"
     assert fit.info["second_order_steps"] >= 1  # the saddle was left by a second-order step
-    norms = np.linalg.norm(fit.trace["iterates"], axis=1)
+    norms = np.linalg.norm(fit.info["iterates"], axis=1)
     assert norms.max() <= radius * (1 + 1e-12)
     w = fit.coef
     assert problem.objective(w) < bunch.objective_value - 0.005
@@ -229,13 +237,14 @@ def test_dp_gd_so_accounts_every_possible_release():
     _, problem = saddle(n=100, constraint=("l2_ball", 1.0))
     budget = PrivacyBudget(0.5, 1e-6)
     fit = sosp.dp_gd_so(problem, budget, rng=0, steps=25, hessian_share=0.3)
-    grads, hessians = fit.noise["phases"]
+    grads, hessians = noise_phases(fit)
     assert grads["releases"] == hessians["releases"] == 25  # worst case, whatever the stopping time
     mu = gaussian_dp_mu(0.5, 1e-6)
     assert 25 * (hessians["sensitivity"] / hessians["scale"]) ** 2 == pytest.approx(0.3 * mu**2, rel=1e-12)
     assert composed_epsilon(fit) == pytest.approx(0.5, rel=1e-9)
     assert fit.privacy_spent.epsilon == pytest.approx(0.5, rel=1e-9)
     assert fit.privacy_spent.delta == 1e-6
+    check_event_accounting(fit, budget)
 
 
 def test_dp_gd_so_default_thresholds_and_steps_are_consistent():
@@ -253,7 +262,7 @@ def test_dp_gd_so_default_thresholds_and_steps_are_consistent():
     T9 = math.ceil(8 * D * D * M * B / alpha**2 + 144 * B * rho**2 * D**6 / (5 * gamma**3))
     assert info["theorem_steps"] == T9 and T == min(1000, T9)
     # The noise margins, recomputed from the accounted noise scales, are a quarter of the thresholds.
-    grads, hessians = fit.noise["phases"]
+    grads, hessians = noise_phases(fit)
     p = 0.05 / (2 * T)
     m_g = D * sosp.gaussian_norm_bound(grads["scale"], d, p)
     m_h = D * D * sosp.symmetric_noise_eigenvalue_bound(hessians["scale"], d, p / 2)
@@ -394,7 +403,10 @@ def test_hessian_sensitivity_bounds_replace_one_neighbours():
         assert np.linalg.norm(diff[iu]) <= np.linalg.norm(diff) * (1 + 1e-12)  # released vector
 
 
-def test_custom_loss_gets_the_general_hessian_sensitivity_and_needs_a_loss_bound():
+@pytest.mark.parametrize("algorithm", [sosp.dp_sosp, sosp.dp_gd_so])
+def test_custom_loss_is_refused(algorithm):
+    # The Hessian releases rest on rank-one per-example Hessians bounded by the loss's true
+    # smoothness; a custom loss's central-difference Hessians use unclipped gradients.
     custom = pytest.importorskip("dperm.problem.custom")
     bunch, _ = saddle(n=100)
     margin = bunch.loss  # the biweight, wrapped as a custom (non-margin) loss
@@ -411,17 +423,12 @@ def test_custom_loss_gets_the_general_hessian_sensitivity_and_needs_a_loss_bound
     loss = custom.CustomLoss(value, gradient, lipschitz=margin.lipschitz(), smoothness=1.0,
                              hessian_vector=hessian_vector, hessian_lipschitz=margin.hessian_lipschitz(),
                              name="biweight_custom")
-    problem = ERMProblem(bunch.data, bunch.target, loss)
-    d, n = problem.d, problem.n_samples
-    assert sosp.hessian_sensitivity(problem) == pytest.approx(2 * math.sqrt(d) * 1.0 / n)
-    budget = PrivacyBudget(1.0, 1e-5)
-    with pytest.raises(ValueError, match="loss_bound"):
-        sosp.dp_sosp(problem, budget, rng=0)
-    fit = sosp.dp_sosp(problem, budget, rng=0, loss_bound=margin.c**2 / 6)
-    assert fit.noise["phases"][2]["sensitivity"] == pytest.approx(2 * math.sqrt(d) / n)
-    assert composed_epsilon(fit) == pytest.approx(1.0, rel=1e-9)
-    fit = sosp.dp_sosp(problem, budget, rng=0, steps=5, alpha=0.5)  # explicit: no bound needed
-    assert fit.hyperparameters["loss_bound"] is None
+    constraint = ("l2_ball", 1.0) if algorithm is sosp.dp_gd_so else None
+    problem = ERMProblem(bunch.data, bunch.target, loss, constraint=constraint)
+    with pytest.raises(AssumptionError, match="margin"):
+        algorithm(problem, PrivacyBudget(1.0, 1e-5), rng=0, steps=5, alpha=0.5, loss_bound=margin.c**2 / 6)
+    with pytest.raises(AssumptionError, match="margin losses"):
+        sosp.hessian_sensitivity(problem)
 
 
 # ------------------------------------------------------------------ sub-problem solvers
@@ -570,3 +577,18 @@ def test_private_fit_reports_its_utility():
     assert report["gradient_norm"] == pytest.approx(gradient_norm(problem, fit.coef))
     assert report["smallest_hessian_eigenvalue"] == pytest.approx(smallest_hessian_eigenvalue(problem, fit.coef))
     assert report["smallest_hessian_eigenvalue"] >= 0.1 - 1e-9  # the l2 part
+
+
+def test_the_run_charges_its_event_and_refused_input_charges_nothing():
+    from dperm.privacy.budget import BudgetAccountant
+    from dperm.privacy.mechanisms import charging
+
+    _, problem = saddle(n=100, constraint=("l2_ball", 1.0))
+    budget = PrivacyBudget(1.0, 1e-5)
+    acc = BudgetAccountant(3.0, 1e-5)
+    with charging(acc):
+        with pytest.raises(ValueError, match="theta"):
+            sosp.dp_gd_so(problem, budget, rng=0, alpha=0.05, theta=2.0)
+        assert acc.events == ()  # checked before anything was charged
+        fit = sosp.dp_gd_so(problem, budget, rng=0, alpha=0.05)
+    assert acc.events == (fit.event,)

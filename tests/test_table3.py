@@ -76,7 +76,6 @@ def test_shared_optimisation_reproduces_the_registered_fit(mu, name):
             fit = registry.get(name).fit(problem, budget, rng=np.random.default_rng(seed))
             shared = table3._release(prepared, problem, np.random.default_rng(seed))
             np.testing.assert_array_equal(shared, fit.coef)
-    assert prepared.calibration.scale == fit.noise["scale"]
     assert prepared.hyperparameters == fit.hyperparameters
 
 
@@ -146,8 +145,9 @@ def test_unknown_names_are_rejected(tmp_path):
 
 
 def test_bad_configs_are_rejected():
-    with pytest.raises(ValueError, match="repeats"):
-        Table3Config(repeats=-1)
+    for repeats in (-1, 0):  # zero runs of the paper's methods would print an empty table
+        with pytest.raises(ValueError, match="repeats must be an integer >= 1"):
+            Table3Config(repeats=repeats)
     with pytest.raises(ValueError, match="epsilons"):
         Table3Config(epsilons=(0.0,))
     with pytest.raises(ValueError, match="radius"):
@@ -181,3 +181,44 @@ def test_assumption_errors_raised_inside_a_fit_mark_the_cell_na(tmp_path, monkey
     picky_rows = frame[frame["algorithm"] == "picky"]
     assert list(picky_rows["status"]) == ["n/a"] * 3 and sorted(picky_rows["repeat"]) == [0, 1, 2]
     assert "n/a" in summarize(frame)
+
+
+def _synthetic_runs(datasets, algorithms):
+    rows = []
+    for dataset in datasets:
+        for mu in PAPER_MUS[dataset]:
+            for eps in (0.1, 0.5, 1.0, 2.0):
+                for algorithm in algorithms:
+                    for repeat in range(2):
+                        rows.append({"dataset": dataset, "mu": mu, "epsilon": eps, "algorithm": algorithm,
+                                     "status": "ok", "excess_risk": 0.1 / eps + 0.01 * repeat,
+                                     "cpu_seconds": 0.5 + repeat, "seconds": 0.5, "repeat": repeat})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("datasets", [("wine",), PAPER_DATASETS])
+def test_plot_legends_are_never_cut_off(tmp_path, monkeypatch, datasets):
+    """`dperm bench table3 --datasets wine` used to cut the legend off its one panel."""
+    from matplotlib.figure import Figure
+
+    checked = []
+    save = Figure.savefig
+
+    def checking_savefig(fig, *args, **kwargs):
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        # what is saved: the figure, or its tight bounding box when asked for
+        box = fig.get_tightbbox(renderer) if kwargs.get("bbox_inches") == "tight" else None
+        bounds = fig.bbox if box is None else box.transformed(fig.dpi_scale_trans)
+        for legend in [*fig.legends, *[ax.get_legend() for ax in fig.axes if ax.get_legend()]]:
+            extent = legend.get_window_extent(renderer)
+            assert extent.x0 >= bounds.x0 - 1 and extent.x1 <= bounds.x1 + 1, (extent, bounds)
+            assert extent.y0 >= bounds.y0 - 1 and extent.y1 <= bounds.y1 + 1, (extent, bounds)
+            checked.append(legend)
+        return save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", checking_savefig)
+    algorithms = ["gd_output_perturbation", "dp_sgd", *[n for n in registry.names()
+                                                        if n not in ("gd_output_perturbation", "dp_sgd")][:10]]
+    plot_table3(_synthetic_runs(datasets, algorithms), tmp_path)
+    assert len(checked) == 2

@@ -6,6 +6,7 @@ from .algorithms import registry
 from .algorithms.auto import choose_algorithm
 from .distributed import check_supported, make_problem
 from .privacy.budget import PrivacyBudget
+from .privacy.mechanisms import charging
 from .result import PrivateFit
 
 __all__ = ["minimize"]
@@ -24,6 +25,7 @@ def minimize(
     data_norm: float = 1.0,
     label_bound: float = 1.0,
     random_state=None,
+    accountant=None,
     **hyperparameters,
 ) -> PrivateFit:
     """Privately minimize ``(1/n) sum_i loss(<w, x_i>, y_i) + r(w)`` over C.
@@ -43,6 +45,10 @@ def minimize(
         Declared public bounds on ||x_i|| and |y_i|; rows above ``data_norm`` are clipped.
     random_state : None, int or numpy.random.Generator
         Source of the algorithm's randomness; None draws from OS entropy.
+    accountant : dperm.BudgetAccountant, optional
+        Charge the fit's event to this accountant, which composes it exactly with its
+        earlier charges and raises ``BudgetExceededError`` before the data is read when
+        the total would be exceeded.
     **hyperparameters
         The algorithm's own hyper-parameters (defaults: its theorem's prescriptions).
 
@@ -60,4 +66,5 @@ def minimize(
         algorithm = choose_algorithm(problem, budget)[0]
     check_supported(problem, algorithm)
     info = registry.get(algorithm)
-    return info.fit(problem, budget, rng=random_state, **hyperparameters)
+    with charging(accountant):
+        return info.fit(problem, budget, rng=random_state, **hyperparameters)

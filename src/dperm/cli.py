@@ -1,4 +1,12 @@
-"""The ``dperm`` command line: demo, bench (table3, scaling), fit, predict, algorithms."""
+"""The ``dperm`` command line: demo, bench (table3, scaling), fit, predict, algorithms.
+
+Conventions: errors are one line on stderr, ``dperm: error: ...``, with exit status 2 for
+bad usage or bad input and 1 for an internal failure (never a traceback); warnings are one
+line, ``dperm: warning: ...``. Every output path is checked before any data is read, and
+files are written atomically, so a fit (which spends privacy budget) is never lost to a
+bad ``--out``. Progress of long work goes to stderr: a live bar on a terminal, otherwise
+one line per finished unit.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +14,28 @@ import argparse
 import json
 import math
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
-from .bench.demo import DEFAULT_ALGORITHMS
+
+from . import __version__
+from ._files import check_output_dir, check_output_file, write_atomic, write_text_atomic
+from .bench.demo import DEFAULT_ALGORITHMS, DEFAULT_EPSILONS
 from .bench.scaling import DEFAULT_SIZES, PROBLEMS
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser", "CLIError"]
+
+PAPER = "Zhang, Zheng, Mou, Wang (IJCAI 2017)"  # the source of `dperm bench table3`
+TABLE3_DATASETS = ["bank", "adult", "credit_card", "wine", "bike"]
 
 
+class CLIError(Exception):
+    """Bad usage or bad input: reported as one line, exit status 2."""
+
+
+# ----------------------------------------------------------------------------- output
 def _console():
     from rich.console import Console
 
@@ -27,7 +48,7 @@ def _table(frame, title: str, floats: dict | None = None):
     table = Table(title=title)
     for i, column in enumerate(frame.columns):
         table.add_column(str(column), justify="right" if frame[column].dtype.kind in "fi" else "left",
-                         no_wrap=i == 0, overflow="fold")
+                         no_wrap=i == 0)
     for _, row in frame.iterrows():
         cells = []
         for column in frame.columns:
@@ -41,65 +62,327 @@ def _table(frame, title: str, floats: dict | None = None):
     return table
 
 
-def _parse_spec(text: str | None):
-    """'l2:0.1' -> ('l2', 0.1); 'elastic_net:0.1:0.5' -> ('elastic_net', 0.1, 0.5); None/'none' -> None."""
+class _Progress:
+    """Progress of long work on stderr: a live bar when stderr is a terminal; otherwise one
+    line per finished unit (so a log file or a CI job still shows the work advancing)."""
+
+    def __init__(self, description: str, total: int | None = None):
+        self.description, self.total, self.done = description, total, 0
+        self._bar = None
+        self._start = time.monotonic()
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                                 transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.description, total=self.total)
+        return self
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+
+    def advance(self) -> None:
+        self.update(self.done + 1)
+
+    def update(self, done: int, total: int | None = None) -> None:
+        self.done = done
+        if total is not None:
+            self.total = total
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=self.total)
+            return
+        of = "" if self.total is None else f"/{self.total}"
+        what = "to run" if done == 0 else "done"
+        print(f"dperm: {self.description}: {done}{of} {what} ({time.monotonic() - self._start:.0f} s)",
+              file=sys.stderr, flush=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line, without the internal file and source line."""
+    print(f"dperm: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+
+
+def _parse_spec(text: str | None, option: str, example: str):
+    """'l2:0.1' -> ('l2', 0.1); 'elastic_net:0.1:0.5' -> ('elastic_net', 0.1, 0.5); 'none' -> None."""
     if text is None or text.lower() == "none":
         return None
     name, *values = text.split(":")
     try:
         return (name, *[float(v) for v in values])
     except ValueError:
-        raise SystemExit(f"dperm: cannot parse {text!r}; write NAME:VALUE, e.g. l2:0.1") from None
+        raise CLIError(f"cannot parse {option} {text}; write NAME:VALUE, e.g. {option} {example}") from None
 
 
+# ----------------------------------------------------------------------------- reading
+def _read_csv(path: str, what: str = "data file"):
+    import pandas as pd
+
+    if not Path(path).is_file():
+        raise CLIError(f"{what} {path!r} not found")
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise CLIError(f"cannot read {what} {path!r} as CSV ({type(error).__name__})") from None
+
+
+def _numeric_features(frame, columns, path: str):
+    non_numeric = [c for c in columns if frame[c].dtype.kind not in "biuf"]
+    if non_numeric:
+        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}; encode them as numbers first")
+    return frame[list(columns)]
+
+
+def _columns_with_missing(frame) -> list:
+    return [c for c in frame.columns if frame[c].isna().any()]
+
+
+def _read_model(path: str) -> dict:
+    if not Path(path).is_file():
+        raise CLIError(f"model file {path!r} not found")
+    try:
+        model = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise CLIError(f"{path!r} is not a model written by `dperm fit` (not JSON)") from None
+    missing = [k for k in ("coef", "feature_names") if not isinstance(model, dict) or k not in model]
+    if missing:
+        raise CLIError(f"{path!r} is not a model written by `dperm fit` (no {', '.join(missing)})")
+    return model
+
+
+# ----------------------------------------------------------------------------- fit / predict
+def _declared_classes(text: str | None, target, column: str):
+    """The --classes values in the type of the target column."""
+    import pandas as pd
+
+    if text is None:
+        return None
+    values = [v for v in text.replace(",", " ").split() if v]
+    try:
+        if target.dtype.kind == "b":
+            return [{"true": True, "false": False}[v.lower()] for v in values]
+        if target.dtype.kind in "iu":
+            return [int(v) for v in values]
+        if target.dtype.kind == "f":
+            return [float(v) for v in values]
+        return [str(v) for v in pd.Series(values, dtype=object)]
+    except (ValueError, KeyError):
+        raise CLIError(f"--classes must be values of the kind in column {column!r} (numbers), e.g. --classes 0,1") from None
+
+
+def _estimator(args, loss_name: str, classes):
+    """The estimator `dperm fit` runs: the one of the loss (intercept, one-vs-rest and
+    clipping exactly as in Python), with the command line's regularizer when given."""
+    from .estimators import (DPGLMRegressor, DPHuberRegressor, DPLinearRegression, DPLinearSVC,
+                             DPLogisticRegression, DPRobustRegressor)
+    from .estimators.linear import _DPClassifier
+    from .problem.losses import make_loss
+
+    named = {"logistic": DPLogisticRegression, "huberized_hinge": DPLinearSVC, "huber": DPHuberRegressor,
+             "squared": DPLinearRegression, "sigmoid_squared": DPGLMRegressor, "biweight": DPRobustRegressor}
+
+    class HingeClassifier(_DPClassifier):  # the hinge loss has no named estimator
+        def _loss(self):
+            return make_loss("hinge")
+
+    base = named.get(loss_name, HingeClassifier if loss_name == "hinge" else None)
+    if base is None:
+        make_loss(loss_name)  # a clear error for an unknown loss
+        raise CLIError(f"--loss {loss_name} has no estimator")
+    params = dict(epsilon=args.epsilon, delta=args.delta, solver=args.algorithm, data_norm=args.data_norm,
+                  fit_intercept=not args.no_intercept, intercept_scaling=args.intercept_scaling,
+                  constraint=_parse_spec(args.constraint, "--constraint", "l2_ball:10"),
+                  solver_params=json.loads(args.params) if args.params else None, random_state=args.seed)
+    if issubclass(base, _DPClassifier):
+        params["classes"] = classes
+    else:
+        params["label_bound"] = args.label_bound
+    if args.regularizer is None:
+        return base(**params)
+    regularizer = _parse_spec(args.regularizer, "--regularizer", "l2:0.01")
+
+    class WithRegularizer(base):  # the regularizer named on the command line, instead of alpha's l2
+        def _regularizer(self, *_, **__):
+            return regularizer
+
+    WithRegularizer.__name__ = base.__name__
+    return WithRegularizer(**params)
+
+
+_SOLVER_COUNTS = ("iterations", "gradient_evaluations")  # data-dependent: never written (issue 12)
+
+
+def _model_record(estimator, args, features, loss_name: str) -> dict:
+    """model.json: the public description of the fit (PrivateFit.summary) with the
+    estimator's coefficients, intercept, label set and declared bounds."""
+    fits = estimator.fits_
+    model = {k: v for k, v in fits[0].summary().items() if k not in _SOLVER_COUNTS}
+    coef = np.asarray(estimator.coef_, dtype=float)
+    intercept = np.asarray(estimator.intercept_, dtype=float)
+    classes = getattr(estimator, "classes_", None)
+    binary = classes is not None and len(classes) == 2
+    model.update({
+        "epsilon": estimator.privacy_spent_.epsilon,
+        "delta": estimator.privacy_spent_.delta,
+        "coef": (coef.ravel() if binary or classes is None else coef).tolist(),
+        "intercept": float(intercept.ravel()[0]) if binary or classes is None else intercept.ravel().tolist(),
+        "fit_intercept": not args.no_intercept,
+        "intercept_scaling": args.intercept_scaling,
+        "loss": loss_name,
+        "feature_names": list(features.columns),
+        "target": args.target,
+        "classes": None if classes is None else [c.item() if hasattr(c, "item") else c for c in classes],
+        "data_norm": args.data_norm,
+        "solver": estimator.solver_,
+    })
+    if classes is None:
+        model["label_bound"] = args.label_bound
+    else:
+        model["one_vs_rest_fits"] = len(fits)
+    if loss_name == "sigmoid_squared":
+        model["link"] = estimator.link
+    return model
+
+
+def cmd_fit(args) -> int:
+    from .problem.losses import make_loss
+
+    check_output_file(args.out)
+    if args.params:
+        try:
+            hyper = json.loads(args.params)
+        except json.JSONDecodeError:
+            raise CLIError('--params must be a JSON object, e.g. --params \'{"steps": 100}\'') from None
+        if not isinstance(hyper, dict):
+            raise CLIError('--params must be a JSON object, e.g. --params \'{"steps": 100}\'')
+    loss = make_loss(args.loss)
+    frame = _read_csv(args.data)
+    if args.target not in frame.columns:
+        raise CLIError(f"no column {args.target!r} in {args.data!r}; name the label column with --target")
+    features = _numeric_features(frame, [c for c in frame.columns if c != args.target], args.data)
+    missing = _columns_with_missing(frame[[*features.columns, args.target]])
+    if missing:
+        raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first")
+    target = frame[args.target]
+    classes = None
+    if loss.binary:
+        classes = _declared_classes(args.classes, target, args.target)
+        if classes is None:
+            from .privacy.budget import PrivacyWarning
+
+            warnings.warn("--classes was not given: the label set is taken from the data and treated as public "
+                          "(it is released with the model, unprotected); declare it, e.g. --classes no,yes",
+                          PrivacyWarning, stacklevel=2)
+            classes = sorted(target.unique().tolist())
+            if len(classes) < 2:
+                raise CLIError(f"column {args.target!r} has fewer than 2 distinct labels; a classifier needs 2")
+    elif args.classes is not None:
+        raise CLIError(f"--classes is for classification losses; --loss {loss.name} is a regression loss")
+    elif target.dtype.kind not in "biuf":
+        raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
+    estimator = _estimator(args, loss.name, classes)
+    y = target.to_numpy()
+    estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float))
+    write_text_atomic(args.out, json.dumps(_model_record(estimator, args, features, loss.name), indent=2) + "\n")
+    spent = estimator.privacy_spent_
+    print(f"fitted {estimator.solver_} ({loss.name} loss, "
+          f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
+          f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
+    return 0
+
+
+def _link(model: dict):
+    if model.get("link") is None:
+        return lambda s: s
+    from scipy.special import expit, ndtr
+
+    return expit if model["link"] == "sigmoid" else ndtr
+
+
+def cmd_predict(args) -> int:
+    import pandas as pd
+
+    if args.out:
+        check_output_file(args.out)
+    model = _read_model(args.model)
+    frame = _read_csv(args.data)
+    names = model["feature_names"]
+    absent = [c for c in names if c not in frame.columns]
+    if absent:
+        raise CLIError(f"columns {absent} of the model are missing from {args.data!r}")
+    features = _numeric_features(frame, names, args.data)
+    incomplete = features.isna().any(axis=1).to_numpy()
+    if incomplete.any() and args.on_missing == "error":
+        raise CLIError(f"columns {_columns_with_missing(features)} of {args.data!r} have missing values; fill them, "
+                       "or pass --on-missing empty to leave those predictions empty")
+    X = features.to_numpy(dtype=float)
+    X[incomplete] = 0.0  # placeholder rows; their predictions are blanked below
+    coef = np.asarray(model["coef"], dtype=float)
+    intercept = np.asarray(model.get("intercept", 0.0), dtype=float)  # models before 0.2 had none
+    scores = X @ coef.T + intercept
+    classes = model.get("classes")
+    if classes:
+        chosen = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        predictions = pd.Series(np.asarray(classes, dtype=object)[chosen], dtype=object)
+    else:
+        predictions = pd.Series(_link(model)(scores), dtype=object)
+    predictions[incomplete] = None
+    result = pd.DataFrame({"prediction": predictions})
+    if args.out:
+        write_atomic(args.out, lambda p: result.to_csv(p, index=False))
+        print(f"{len(result)} predictions written to {args.out}")
+    else:
+        result.to_csv(sys.stdout, index=False)
+    return 0
+
+
+# ----------------------------------------------------------------------------- demo / bench
 def cmd_demo(args) -> int:
-    from rich.progress import Progress
-
     from .bench.demo import DemoConfig, plot_demo, run_demo
 
+    out = check_output_dir(args.out)
     config = DemoConfig(
         algorithms=tuple(args.algorithms), epsilons=tuple(args.epsilons), delta=args.delta,
         mu=args.mu, repeats=args.repeats, seed=args.seed,
     )
-    console = _console()
     total = len(config.algorithms) * len(config.epsilons) * config.repeats
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("private fits on ADULT", total=total)
-        table, context = run_demo(config, progress=lambda: progress.advance(task))
+    with _Progress("demo: private fits on ADULT", total) as progress:
+        table, context = run_demo(config, progress=progress.advance)
+    console = _console()
     console.print(_table(
         table, f"dperm demo: ADULT ({context['n_train']} train x {context['n_features']} features, "
         f"{context['n_test']} test), logistic loss + (mu/2)||w||^2, mu={config.mu:g}, delta={config.delta:g}",
         floats={"excess_risk": ".3e", "test_accuracy": ".4f", "seconds": ".3f", "epsilon": "g"},
     ))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "demo.csv", index=False)
-    png = plot_demo(table, out / "demo.png")
+    write_atomic(out / "demo.csv", lambda p: table.to_csv(p, index=False))
+    png = write_atomic(out / "demo.png", lambda p: plot_demo(table, p))
     console.print(f"table written to {out / 'demo.csv'}; plot written to {png}")
     return 0
 
 
 def cmd_bench_scaling(args) -> int:
-    from rich.progress import Progress
-
     from .bench.scaling import scaling_command
 
-    console = _console()
-    total = len(set(args.sizes)) * args.repeats
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task(f"{args.algorithm}: private fits over n", total=total)
+    check_output_dir(args.out)
+    with _Progress(f"bench scaling: {args.algorithm} over n", len(set(args.sizes)) * args.repeats) as progress:
         report = scaling_command(
             args.algorithm, sizes=args.sizes, repeats=args.repeats, out=args.out, epsilon=args.epsilon,
             delta=args.delta, d=args.d, seed=args.seed, problem=args.problem, mu=args.mu, radius=args.radius,
-            progress=lambda: progress.advance(task),
+            progress=progress.advance,
         )
     s = report.summary
+    console = _console()
     console.print(_table(
-        report.frame[["n", "measured", "measured_sem", "bound", "seconds", "iterations"]],
+        report.frame[["n", "measured", "measured_sem", "bound", "seconds"]],
         f"dperm bench scaling: {s['algorithm']} on {s['problem']} ({s['setting']}), d={s['d']}, "
         f"epsilon={s['epsilon']:g}, delta={s['delta']:g}; measured: {s['quantity']}; bound: {s['source']}",
-        floats={"n": ".0f", "measured": ".3e", "measured_sem": ".2e", "bound": ".3e", "seconds": ".4f",
-                "iterations": ".0f"},
+        floats={"n": ".0f", "measured": ".3e", "measured_sem": ".2e", "bound": ".3e", "seconds": ".4f"},
     ))
     console.print(report.text())
     console.print("The bound holds up to hidden constants: only its slope compares with the measurement.")
@@ -108,10 +391,9 @@ def cmd_bench_scaling(args) -> int:
 
 
 def cmd_bench_table3(args) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from .bench.table3 import Table3Config, comparison_frame, plot_table3, run_table3, summarize
 
+    out = check_output_dir(args.out)
     config = Table3Config(
         datasets=tuple(args.datasets), epsilons=tuple(args.epsilons), delta=args.delta,
         algorithms=tuple(args.algorithms) if args.algorithms else None,
@@ -120,101 +402,25 @@ def cmd_bench_table3(args) -> int:
         algorithm_repeats={} if args.sgd_repeats is None else {"dp_sgd": args.sgd_repeats},
         radius=args.radius if args.radius > 0 else None, max_rows=args.max_rows, seed=args.seed, n_jobs=args.n_jobs,
     )
-    console = _console()
-    out = Path(args.out)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("Table 3 of seed 003: private fits", total=None)
-        frame = run_table3(config, out, progress=lambda done, total: progress.update(task, completed=done, total=total))
+    with _Progress("bench table3: private fits", None) as progress:
+        frame = run_table3(config, out, progress=progress.update)
     summarize(frame, out)
     ok = frame[frame["status"] == "ok"]
+    runs = ok.groupby(["dataset", "mu", "epsilon", "algorithm"]).size().max() if len(ok) else 0
+    console = _console()
+    comparison = comparison_frame(frame)
     console.print(_table(
-        comparison_frame(frame).drop(columns=["Out-GD / paper"]),
-        f"dperm bench table3: seed 003 Table 3, delta={config.delta:g}; ours: mean ± s.e. over "
-        f"{ok.groupby(['dataset', 'mu', 'epsilon', 'algorithm']).size().max() if len(ok) else 0} runs at most; "
-        "error = excess empirical risk, s = CPU seconds per run",
+        comparison[["dataset", "mu", "eps", "Out-GD error", "DP-SGD error", "best (all algorithms)"]],
+        f"dperm bench table3 ({PAPER}, Table 3), delta={config.delta:g}: mean excess empirical risk ± s.e. "
+        f"over {runs} runs at most",
+    ))
+    console.print(_table(
+        comparison[["dataset", "mu", "eps", "Out-GD s", "DP-SGD s", "paper Out-GD s", "paper DP-SGD s"]],
+        "CPU seconds per run (ours ± s.e.; the paper's, on its own machine)",
     ))
     pngs = plot_table3(frame, out)
-    console.print(f"runs in {out / 'runs.csv'} (rerun to resume or extend); every algorithm in {out / 'table3.md'}; "
-                  f"plots {', '.join(str(p) for p in pngs)}")
-    return 0
-
-
-def _read_csv(path: str, target: str | None, columns: list | None = None):
-    import pandas as pd
-
-    frame = pd.read_csv(path)
-    if target is not None and target not in frame.columns:
-        raise SystemExit(f"dperm: no column {target!r} in {path}; columns are {list(frame.columns)}")
-    if columns is not None:
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise SystemExit(f"dperm: columns {missing} of the model are missing from {path}")
-        features = frame[columns]
-    else:
-        features = frame.drop(columns=[target]) if target is not None else frame
-    non_numeric = [c for c in features.columns if features[c].dtype.kind not in "biuf"]
-    if non_numeric:
-        raise SystemExit(f"dperm: non-numeric feature columns {non_numeric}; encode them first")
-    return features, (frame[target] if target is not None else None)
-
-
-def cmd_fit(args) -> int:
-    from .algorithms import registry
-    from .api import minimize
-    from .problem.losses import make_loss
-
-    features, target = _read_csv(args.data, args.target)
-    loss = make_loss(args.loss)
-    y = target.to_numpy()
-    classes = None
-    if loss.binary:
-        classes = np.unique(y)
-        if len(classes) != 2:
-            raise SystemExit(f"dperm: the {loss.name} loss needs exactly 2 classes in {args.target!r}, found {len(classes)}")
-        y = np.where(y == classes[1], 1.0, -1.0)
-    hyper = json.loads(args.params) if args.params else {}
-    if args.algorithm != "auto":
-        registry.get(args.algorithm)
-    fit = minimize(
-        features.to_numpy(dtype=float), y, loss=loss, regularizer=_parse_spec(args.regularizer),
-        constraint=_parse_spec(args.constraint), algorithm=args.algorithm, epsilon=args.epsilon,
-        delta=args.delta, data_norm=args.data_norm, label_bound=args.label_bound,
-        random_state=args.seed, **hyper,
-    )
-    model = fit.summary()
-    model.update({
-        "loss": loss.name,
-        "feature_names": list(features.columns),
-        "target": args.target,
-        "classes": None if classes is None else [c.item() if hasattr(c, "item") else c for c in classes],
-        "data_norm": args.data_norm,
-    })
-    Path(args.out).write_text(json.dumps(model, indent=2))
-    print(f"fitted {fit.algorithm} on {len(y)} rows; privacy spent: epsilon={fit.privacy_spent.epsilon:.6g}, "
-          f"delta={fit.privacy_spent.delta:.3g}; model written to {args.out}")
-    return 0
-
-
-def cmd_predict(args) -> int:
-    import pandas as pd
-
-    model = json.loads(Path(args.model).read_text())
-    features, _ = _read_csv(args.data, None, model["feature_names"])
-    X = features.to_numpy(dtype=float)
-    scores = X @ np.asarray(model["coef"])
-    if model.get("classes"):
-        classes = model["classes"]
-        predictions = np.where(scores > 0, classes[1], classes[0])
-    else:
-        predictions = scores
-    frame = pd.DataFrame({"prediction": predictions})
-    if args.out:
-        frame.to_csv(args.out, index=False)
-        print(f"{len(frame)} predictions written to {args.out}")
-    else:
-        frame.to_csv(sys.stdout, index=False)
+    console.print(f"runs in {out / 'runs.csv'} (rerun to resume or extend); every algorithm and the paper's "
+                  f"figures in {out / 'table3.md'}; plots {', '.join(str(p) for p in pngs)}")
     return 0
 
 
@@ -223,102 +429,229 @@ def cmd_algorithms(args) -> int:
 
     from .algorithms import list_algorithms
 
-    rows = [info.as_row() for info in list_algorithms()]
-    frame = pd.DataFrame(rows)[["name", "setting", "guarantee", "requires", "source"]]
-    _console().print(_table(frame, "dperm algorithm catalogue"))
+    infos = list_algorithms()
+    if args.name:
+        chosen = [info for info in infos if info.name == args.name]
+        if not chosen:
+            raise CLIError(f"no algorithm named {args.name!r}; `dperm algorithms` lists them")
+        import textwrap
+
+        row = chosen[0].as_row()
+        for key in ("name", "setting", "guarantee", "requires", "paper", "gradient complexity", "summary"):
+            if row.get(key):
+                print(textwrap.fill(str(row[key]), width=80, initial_indent=f"{key}: ", subsequent_indent="    "))
+        return 0
+    frame = pd.DataFrame([info.as_row() for info in infos])[["name", "guarantee", "setting"]]
+    _console().print(_table(frame, "dperm algorithm catalogue (details: dperm algorithms NAME)"))
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dperm", description="Differentially private empirical risk minimization.")
-    sub = parser.add_subparsers(dest="command", required=True)
+# ----------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line with the help hint, exit status 2."""
 
-    demo = sub.add_parser("demo", help="private learners x epsilons on the embedded ADULT data")
-    demo.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS))
-    demo.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0])
-    demo.add_argument("--delta", type=float, default=1e-5)
-    demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength")
-    demo.add_argument("--repeats", type=int, default=1)
-    demo.add_argument("--seed", type=int, default=0)
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option with its meaning and its default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or not action.option_strings or action.default in (None, argparse.SUPPRESS):
+            return text
+        default = action.default
+        if isinstance(default, bool):
+            shown = "on" if default else "off"
+        elif isinstance(default, (list, tuple)):
+            shown = " ".join(str(v) for v in default)
+        else:
+            shown = str(default)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
+
+
+def _sub(sub, name: str, help: str, description: str | None = None):
+    return sub.add_parser(name, help=help, description=description or help, formatter_class=_HelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``dperm`` (every option documented with its default)."""
+    parser = _Parser(prog="dperm", description="Differentially private empirical risk minimization.",
+                     formatter_class=_HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dperm {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = _sub(sub, "demo", "private learners x epsilons on the embedded ADULT data (a few minutes)",
+                "Fit several private learners at several epsilons on ADULT (logistic loss, l2 "
+                "regularizer); print excess empirical risk, test accuracy and seconds next to the "
+                "non-private optimum; write demo.csv and demo.png.")
+    demo.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS), metavar="NAME",
+                      help="catalogue names of the learners (see dperm algorithms)")
+    demo.add_argument("--epsilons", nargs="+", type=float, default=list(DEFAULT_EPSILONS), metavar="EPS",
+                      help="privacy parameters epsilon to run (each > 0)")
+    demo.add_argument("--delta", type=float, default=1e-5, help="privacy parameter delta of every fit")
+    demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength mu of (mu/2)||w||^2")
+    demo.add_argument("--repeats", type=_positive_int, default=1, help="private fits per cell (averaged)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the noise (reproducible runs)")
     demo.add_argument("--out", default="dperm_output", help="folder for demo.csv and demo.png")
     demo.set_defaults(func=cmd_demo)
 
-    fit = sub.add_parser("fit", help="fit a private model on a CSV file, write it as JSON")
-    fit.add_argument("data")
-    fit.add_argument("--target", required=True)
-    fit.add_argument("--loss", default="logistic")
-    fit.add_argument("--algorithm", default="auto", help="a catalogue name, or auto (chosen from the problem)")
-    fit.add_argument("--epsilon", type=float, required=True)
-    fit.add_argument("--delta", type=float, default=0.0)
-    fit.add_argument("--regularizer", default=None, help="e.g. l2:0.01, l1:0.001, elastic_net:0.01:0.5")
-    fit.add_argument("--constraint", default=None, help="e.g. l2_ball:10, l1_ball:5, box:1")
-    fit.add_argument("--data-norm", type=float, default=1.0)
-    fit.add_argument("--label-bound", type=float, default=1.0)
-    fit.add_argument("--params", default=None, help="algorithm hyper-parameters as JSON")
-    fit.add_argument("--seed", type=int, default=None)
-    fit.add_argument("--out", default="model.json")
+    fit = _sub(sub, "fit", "fit a private model on a CSV file, write it as JSON",
+               "Fit a private linear model on the numeric columns of a CSV file and write it as JSON "
+               "(coefficients, intercept, label set, privacy spent, public hyper-parameters). The fit "
+               "is the one of dperm's scikit-learn estimator for the loss (intercept by default).")
+    fit.add_argument("data", help="CSV file with a header row; every column but the target is a numeric feature")
+    fit.add_argument("--target", required=True, help="name of the label column (required)")
+    fit.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0 (required)")
+    fit.add_argument("--delta", type=float, default=0.0,
+                     help="privacy parameter delta in [0, 1), well below 1/rows (default: 0, pure epsilon-DP; "
+                          "several algorithms need delta > 0)")
+    fit.add_argument("--loss", default="logistic",
+                     choices=["logistic", "huberized_hinge", "hinge", "squared", "huber", "sigmoid_squared",
+                              "biweight"],
+                     help="logistic, huberized_hinge, hinge: classification; the others: regression")
+    fit.add_argument("--classes", default=None, metavar="LABELS",
+                     help="the label set, declared (public), comma-separated, e.g. no,yes (default: taken from "
+                          "the data with a warning that the label set is then released unprotected)")
+    fit.add_argument("--algorithm", default="auto",
+                     help="a catalogue name (dperm algorithms), or auto: chosen from the problem's properties")
+    fit.add_argument("--regularizer", default=None, metavar="SPEC",
+                     help="l2:MU, l1:LAMBDA, elastic_net:LAMBDA:RATIO or none (default: the estimator's, "
+                          "l2 with mu = 0.01)")
+    fit.add_argument("--constraint", default=None, metavar="SPEC",
+                     help="l2_ball:R, l1_ball:R or box:R (default: none; squared loss: l2_ball:1)")
+    fit.add_argument("--data-norm", type=float, default=1.0,
+                     help="declared public bound on the L2 norm of each feature row; longer rows are scaled down")
+    fit.add_argument("--label-bound", type=float, default=1.0,
+                     help="declared public bound on |label| (regression losses); larger labels are clipped")
+    fit.add_argument("--no-intercept", action="store_true",
+                     help="fit no intercept (default: an intercept, as a constant feature of value "
+                          "--intercept-scaling)")
+    fit.add_argument("--intercept-scaling", type=float, default=1.0,
+                     help="value of the constant intercept feature (> 0)")
+    fit.add_argument("--params", default=None, metavar="JSON",
+                     help='algorithm hyper-parameters as a JSON object, e.g. \'{"steps": 100}\' (default: the '
+                          "algorithm's theorem)")
+    fit.add_argument("--seed", type=int, default=None,
+                     help="seed of the noise, for reproducible experiments (default: fresh OS entropy)")
+    fit.add_argument("--out", default="model.json", help="file for the model (JSON)")
     fit.set_defaults(func=cmd_fit)
 
-    predict = sub.add_parser("predict", help="predict with a model written by `dperm fit`")
-    predict.add_argument("model")
-    predict.add_argument("data")
-    predict.add_argument("--out", default=None)
+    predict = _sub(sub, "predict", "predict with a model written by `dperm fit`",
+                   "Predict the label (classification) or value (regression) of every row of a CSV file.")
+    predict.add_argument("model", help="model file written by dperm fit")
+    predict.add_argument("data", help="CSV file holding at least the model's feature columns")
+    predict.add_argument("--on-missing", choices=["error", "empty"], default="error",
+                         help="rows with a missing feature: error stops, empty leaves their prediction empty")
+    predict.add_argument("--out", default=None, help="CSV file for the predictions (default: standard output)")
     predict.set_defaults(func=cmd_predict)
 
-    bench = sub.add_parser("bench", help="benchmarks")
-    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
-    scaling = bench_sub.add_parser(
-        "scaling", help="run an algorithm over growing n; plot the measured error against its bound's slope")
-    scaling.add_argument("--algorithm", default="gd_output_perturbation")
-    scaling.add_argument("--sizes", nargs="+", type=int, default=list(DEFAULT_SIZES))
-    scaling.add_argument("--repeats", type=int, default=5)
-    scaling.add_argument("--epsilon", type=float, default=1.0)
+    bench = _sub(sub, "bench", "benchmarks: table3, scaling")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
+    scaling = _sub(bench_sub, "scaling", "run an algorithm over growing n; plot the measured error against its "
+                                         "bound's slope")
+    scaling.add_argument("--algorithm", default="gd_output_perturbation", help="catalogue name of the algorithm")
+    scaling.add_argument("--sizes", nargs="+", type=_positive_int, default=list(DEFAULT_SIZES), metavar="N",
+                         help="sample sizes n")
+    scaling.add_argument("--repeats", type=_positive_int, default=5,
+                         help="independent runs per size (fresh noise at every size)")
+    scaling.add_argument("--epsilon", type=float, default=1.0, help="privacy parameter epsilon")
     scaling.add_argument("--delta", type=float, default=None,
-                         help="fixed over n; default 1e-5 (0 for algorithms that give pure DP only)")
-    scaling.add_argument("--d", type=int, default=10, help="dimension of the synthetic problem")
+                         help="privacy parameter delta, fixed over n (default: 1e-5; 0 for algorithms that give "
+                              "pure DP only)")
+    scaling.add_argument("--d", type=_positive_int, default=10, help="dimension of the synthetic problem")
     scaling.add_argument("--problem", default="auto", choices=["auto", *PROBLEMS],
                          help="synthetic problem; auto picks one that meets the algorithm's assumptions")
     scaling.add_argument("--mu", type=float, default=0.1, help="l2 strength of the strongly convex problems")
     scaling.add_argument("--radius", type=float, default=2.0, help="L2-ball radius of the constrained problems")
-    scaling.add_argument("--seed", type=int, default=0)
+    scaling.add_argument("--seed", type=int, default=0, help="seed of the data and the noise")
     scaling.add_argument("--out", default="dperm_output",
                          help="folder for scaling_<algorithm>.csv, .png and .json")
     scaling.set_defaults(func=cmd_bench_scaling)
 
-    table3 = bench_sub.add_parser(
-        "table3", help="seed 003 Table 3: Out-GD vs DP-SGD (and every other applicable algorithm) on five UCI datasets",
-    )
-    table3.add_argument("--datasets", nargs="+", default=["bank", "adult", "credit_card", "wine", "bike"],
-                        choices=["bank", "adult", "credit_card", "wine", "bike"])
-    table3.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0])
-    table3.add_argument("--delta", type=float, default=1e-3)
-    table3.add_argument("--algorithms", nargs="+", default=None,
-                        help="default: gd_output_perturbation, dp_sgd and every other registered algorithm")
-    table3.add_argument("--repeats", type=int, default=100, help="runs per cell of the paper's two methods")
-    table3.add_argument("--other-repeats", type=int, default=None,
+    table3 = _sub(bench_sub, "table3",
+                  f"Table 3 of {PAPER}: Out-GD vs DP-SGD (and every other applicable algorithm) on five UCI datasets",
+                  f"Reproduce Table 3 of {PAPER}: output-perturbation gradient descent (Out-GD) against "
+                  "DP-SGD, and every other applicable algorithm, on five UCI datasets at four epsilons. "
+                  "Rows are scaled to unit norm and the mu = 0 problems constrained to an L2 ball "
+                  "(--radius), unlike the paper: compare dperm's algorithms with each other, not the "
+                  "error values with the paper's (see docs/results.md).")
+    table3.add_argument("--datasets", nargs="+", default=list(TABLE3_DATASETS), choices=TABLE3_DATASETS,
+                        metavar="NAME", help=f"datasets among {', '.join(TABLE3_DATASETS)}")
+    table3.add_argument("--epsilons", nargs="+", type=float, default=[0.1, 0.5, 1.0, 2.0], metavar="EPS",
+                        help="privacy parameters epsilon")
+    table3.add_argument("--delta", type=float, default=1e-3, help="privacy parameter delta (the paper's)")
+    table3.add_argument("--algorithms", nargs="+", default=None, metavar="NAME",
+                        help="catalogue names (default: gd_output_perturbation, dp_sgd and every other "
+                             "registered algorithm)")
+    table3.add_argument("--repeats", type=_positive_int, default=100,
+                        help="runs per cell of the paper's two methods (the paper's 100)")
+    table3.add_argument("--other-repeats", type=_count, default=None,
                         help="runs per cell of the other algorithms (default: min(repeats, 20))")
-    table3.add_argument("--sgd-repeats", type=int, default=None,
-                        help="runs per cell of dp_sgd, overriding --repeats (it dominates the running time)")
+    table3.add_argument("--sgd-repeats", type=_count, default=None,
+                        help="runs per cell of dp_sgd, overriding --repeats (default: --repeats; dp_sgd dominates "
+                             "the running time)")
     table3.add_argument("--radius", type=float, default=10.0,
                         help="L2-ball radius of the mu = 0 problems (0: unconstrained; DP-SGD is then n/a)")
-    table3.add_argument("--max-rows", type=int, default=None, help="use a fixed random subset of each dataset")
+    table3.add_argument("--max-rows", type=_positive_int, default=None,
+                        help="use a fixed random subset of this many rows of each dataset (default: all rows)")
     table3.add_argument("--n-jobs", type=int, default=-1, help="worker processes (-1: all cores)")
-    table3.add_argument("--seed", type=int, default=0)
+    table3.add_argument("--seed", type=int, default=0, help="root seed of every run's noise")
     table3.add_argument("--out", default="table3_output", help="folder for runs.csv, table3.md and the plots")
     table3.set_defaults(func=cmd_bench_table3)
 
-    algorithms = sub.add_parser("algorithms", help="list the algorithm catalogue")
+    algorithms = _sub(sub, "algorithms", "list the algorithm catalogue, or describe one algorithm")
+    algorithms.add_argument("name", nargs="?", default=None, help="an algorithm to describe (default: list all)")
     algorithms.set_defaults(func=cmd_algorithms)
     return parser
 
 
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
 def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad usage or input, 1 internal failure)."""
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except (ValueError, TypeError) as exc:
-        print(f"dperm: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return args.func(args)
+        except (CLIError, ValueError, TypeError) as error:
+            print(f"dperm: error: {_one_line(error)}", file=sys.stderr)
+            return 2
+        except OSError as error:
+            where = f": {error.filename}" if error.filename else ""
+            print(f"dperm: error: {error.strerror or _one_line(error)}{where}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("dperm: interrupted", file=sys.stderr)
+            return 130
+        except Exception as error:  # noqa: BLE001 - one line instead of a traceback
+            print(f"dperm: internal error: {type(error).__name__}: {_one_line(error)} (please report it)",
+                  file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

@@ -8,49 +8,51 @@ from typing import Any
 import numpy as np
 
 from .privacy.budget import PrivacyBudget
+from .privacy.events import describe
 
 __all__ = ["PrivateFit"]
 
 
 @dataclass(frozen=True)
 class PrivateFit:
-    """The output of a private ERM algorithm.
+    """The output of a private ERM algorithm: the noisy model and public facts about it.
+
+    A fit releases exactly (a) the noisy output ``coef``, (b) post-processings of it, and
+    (c) values computed from public inputs only (declared bounds, n, d, epsilon, delta,
+    hyper-parameters); see docs/privacy.md, "What a fit releases". ``diagnostics`` is the
+    one exception, empty unless asked for, never serialized, and named so.
 
     Attributes
     ----------
     coef : ndarray of shape (n_features,)
-        The private parameter vector (the only part that depends on the data and is
-        protected by the guarantee; everything else here is public or derived from it).
+        The private parameter vector.
     privacy_spent : PrivacyBudget
-        The guarantee the run actually has (replace-one neighbouring relation), as
-        computed for the mechanism that ran; never more than the budget asked for.
+        The guarantee the run has (replace-one), certified by the accountant for
+        ``event``; never more than the budget asked for.
     algorithm : str
         The catalogue name of the algorithm.
+    event : DpEvent
+        The mechanism that ran (:mod:`dperm.privacy.events`), with its noise scales and
+        sensitivities as typed fields; ``dperm.privacy.accountant.epsilon(event, delta)``
+        recomputes the guarantee.
     hyperparameters : dict
-        Every hyper-parameter used, defaults resolved (step size, iterations, ...).
-    noise : dict
-        The calibration: mechanism, sensitivity, noise scale, number of releases.
-    gradient_evaluations : int
-        Number of per-example gradient evaluations performed.
-    iterations : int
-        Number of iterations (steps) performed.
-    trace : dict
-        Optional diagnostics (for example the private iterates, when asked for).
-        A trace holding data-dependent, un-noised quantities is marked
-        ``trace["private"] = False`` and must not be released.
+        Every hyper-parameter used, defaults resolved (public: computed from public inputs).
     info : dict
-        Algorithm-specific public outcomes (for example ``status`` of ``dp_sosp``).
+        Algorithm-specific public outcomes: post-processings of the noisy releases (for
+        example ``status`` of ``dp_sosp``) or functions of public inputs.
+    diagnostics : dict
+        NOT PRIVATE: data-dependent measurements of the non-private parts of a run (for
+        example a solver's iteration count), filled only when the algorithm is asked
+        for them (``diagnostics=True``); for debugging and benchmarks, never to be released.
     """
 
     coef: np.ndarray
     privacy_spent: PrivacyBudget
     algorithm: str
+    event: Any = None
     hyperparameters: dict[str, Any] = field(default_factory=dict)
-    noise: dict[str, Any] = field(default_factory=dict)
-    gradient_evaluations: int = 0
-    iterations: int = 0
-    trace: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def objective(self, problem) -> float:
         """F(coef) on ``problem`` (a non-private evaluation, for measurement)."""
@@ -76,16 +78,14 @@ class PrivateFit:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-ready description of the fit (coefficients included)."""
+        """A JSON-ready description of the fit: public fields only (``diagnostics`` is left out)."""
         return {
             "algorithm": self.algorithm,
             "epsilon": self.privacy_spent.epsilon,
             "delta": self.privacy_spent.delta,
             "coef": [float(c) for c in self.coef],
             "hyperparameters": _jsonable(self.hyperparameters),
-            "noise": _jsonable(self.noise),
-            "gradient_evaluations": int(self.gradient_evaluations),
-            "iterations": int(self.iterations),
+            "event": _jsonable(describe(self.event)) if self.event is not None else None,
             "info": _jsonable(self.info),
         }
 

@@ -10,7 +10,7 @@ from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
 from .registry import check_assumptions, get
 
-__all__ = ["start", "initial_point", "noise_record", "check_steps", "projection_of"]
+__all__ = ["start", "initial_point", "check_steps", "check_step_size", "projection_of"]
 
 
 def start(name: str, problem, budget: PrivacyBudget, rng):
@@ -49,18 +49,6 @@ def check_step_size(value) -> float:
     return value
 
 
-def noise_record(calibration, **extra) -> dict:
-    """The public description of a noise calibration, for PrivateFit.noise."""
-    record = {
-        "mechanism": calibration.mechanism,
-        "scale": calibration.scale,
-        "sensitivity": calibration.sensitivity,
-        "releases": calibration.steps,
-    }
-    record.update(extra)
-    return record
-
-
 def projection_of(constraint):
     """(kind, radius) of a constraint for the compiled kernels."""
     from ..problem.constraints import Box, L1Ball, L2Ball
@@ -72,3 +60,4 @@ def projection_of(constraint):
         if type(constraint) is cls:
             return kind, constraint.radius
     raise ValueError(f"no compiled projection for {constraint!r}")
+

@@ -1,7 +1,8 @@
 """``algorithm="auto"``: choose an algorithm of the catalogue from the problem's properties.
 
-The rules are read top to bottom; the first whose condition holds, whose algorithm is
-registered and whose assumptions the problem and budget meet is taken. The order comes
+Each algorithm's rule is part of its registry entry (``register(..., auto=AutoRule(...))``
+in its module); they are read by priority, and the first whose condition holds and whose
+assumptions the problem and budget meet is taken. The order comes
 from the papers' utility bounds and from measurement (ADULT, logistic loss, see
 docs/algorithms.md): at the same budget, objective and output perturbation reach the
 lowest excess risk on strongly convex smooth problems; the proximal variance-reduced
@@ -30,17 +31,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..problem.constraints import L1Ball
-from .registry import AssumptionError, check_assumptions, get, names
+from .registry import AssumptionError, auto_rules, check_assumptions, get
 
-__all__ = ["AUTO_RULES", "choose_algorithm"]
+__all__ = ["auto_table", "choose_algorithm", "strongly_convex_smooth", "svrg_contracts"]
 
 
-def _strongly_convex_smooth(p, b) -> bool:
+def strongly_convex_smooth(p, b) -> bool:
+    """Convex smooth loss and a strongly convex objective."""
     return p.is_convex and p.is_smooth and p.strong_convexity > 0
 
 
-def _svrg_contracts(p, b) -> bool:
+def svrg_contracts(p, b) -> bool:
     """dp_svrg's default plan keeps its inner noise within what the Prox-SVRG contraction
     tolerates (otherwise it warns and may drift; the next rules take over)."""
     from .svrg import dp_svrg_plan
@@ -51,41 +52,9 @@ def _svrg_contracts(p, b) -> bool:
         return False
 
 
-AUTO_RULES: tuple[tuple[str, Callable, str], ...] = (
-    ("dp_gd", lambda p, b: not p.is_convex, "non-convex loss: noisy gradient descent"),
-    (
-        "objective_perturbation",
-        lambda p, b: _strongly_convex_smooth(p, b) and p.regularizer.is_smooth and not p.constraint.bounded,
-        "strongly convex, smooth, unconstrained: objective perturbation",
-    ),
-    (
-        "output_perturbation",
-        lambda p, b: _strongly_convex_smooth(p, b) and p.regularizer.is_smooth,
-        "strongly convex and smooth: output perturbation of the minimizer",
-    ),
-    (
-        "dp_svrg",
-        lambda p, b: _strongly_convex_smooth(p, b) and not p.regularizer.is_smooth and _svrg_contracts(p, b),
-        "strongly convex with an l1 part: proximal DP-SVRG",
-    ),
-    (
-        "dp_fw_l1",
-        lambda p, b: p.is_smooth and isinstance(p.constraint, L1Ball) and p.n_features > p.n_samples,
-        "L1-ball constraint in high dimension: private Frank-Wolfe over the vertices",
-    ),
-    (
-        "dp_accmd",
-        lambda p, b: p.is_convex and p.is_smooth and p.constraint.bounded and p.n_features > p.n_samples,
-        "bounded constraint in high dimension: accelerated mirror descent",
-    ),
-    (
-        "gd_output_perturbation",
-        lambda p, b: p.is_convex and p.is_smooth and p.regularizer.is_smooth,
-        "convex and smooth: output-perturbation gradient descent",
-    ),
-    ("noisy_gd", lambda p, b: p.is_convex, "convex, possibly non-smooth: noisy projected gradient descent"),
-    ("exponential_mechanism", lambda p, b: p.is_convex, "convex, pure DP, small dimension: exponential mechanism"),
-)
+def auto_table() -> tuple[tuple[str, Callable, str], ...]:
+    """(name, condition, reason) of every rule, in the order they are tried."""
+    return tuple((info.name, info.auto.condition, info.auto.reason) for info in auto_rules())
 
 
 def choose_algorithm(problem, budget) -> tuple[str, str]:
@@ -94,18 +63,30 @@ def choose_algorithm(problem, budget) -> tuple[str, str]:
     Raises :class:`AssumptionError` when no algorithm of the catalogue applies (for
     example a non-smooth loss, no bounded domain and no strong convexity).
     """
-    available = set(names())
-    for name, condition, reason in AUTO_RULES:
-        if name not in available or not condition(problem, budget):
+    for name, condition, reason in auto_table():
+        if not condition(problem, budget):
             continue
         try:
             check_assumptions(get(name), problem, budget)
         except AssumptionError:
             continue
         return name, reason
-    raise AssumptionError(
-        "no algorithm of the catalogue applies to this problem and budget "
-        f"(loss {problem.loss.name}, regularizer {problem.regularizer!r}, constraint {problem.constraint!r}, "
-        f"delta {budget.delta}); a non-smooth loss needs a bounded constraint and delta > 0, or a "
-        "strongly convex regularizer."
-    )
+    raise AssumptionError("no algorithm of the catalogue applies: " + _missing(problem, budget))
+
+
+def _missing(problem, budget) -> str:
+    """The assumption that rules out every algorithm, named after its real cause."""
+    import math
+
+    loss = problem.loss.name
+    if not math.isfinite(problem.lipschitz):
+        return (f"the {loss} loss is not Lipschitz on an unbounded domain (its gradient grows with "
+                "||w||), and every private algorithm needs a bound on the per-example gradient; add a "
+                "bounded constraint such as ('l2_ball', R)")
+    if problem.effective_constraint() is None:
+        return (f"the {loss} loss is not smooth and the problem has no bounded domain; add a bounded "
+                "constraint such as ('l2_ball', R), or an l2 regularizer with mu > 0")
+    if budget.delta == 0:
+        return (f"with delta = 0 (pure DP) the {loss} loss needs a small dimension (exponential "
+                "mechanism) or a smooth loss; give delta > 0")
+    return f"loss {loss}, regularizer {problem.regularizer!r}, constraint {problem.constraint!r}, delta {budget.delta:g}"

@@ -27,7 +27,9 @@ import scipy.sparse as sp
 from scipy import stats
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import calibrate_vector_mechanism
+from ..privacy import events as ev
+from ..privacy.accountant import epsilon as certified_epsilon
+from ..privacy.mechanisms import calibrate_and_charge
 from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
 from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
@@ -35,7 +37,7 @@ from ..problem.reference import solve_reference
 from ..result import PrivateFit
 from . import _kernels
 from ._common import start
-from .registry import register
+from .registry import AutoRule, register
 
 __all__ = ["exponential_mechanism", "localization", "grid_net", "net_size"]
 
@@ -174,6 +176,8 @@ def _check_net(radius, alpha, d, max_points, n, epsilon, diameter_of):
     requires=("convex", "lipschitz", "bounded_domain", "pure_dp", "margin_loss"),
     gradient_complexity="n d |net| loss evaluations, |net| ~ (eps n / sqrt d)^d",
     summary="exact Gumbel-max sampling of exp(-eps n F / (2 L ||C||)) over an alpha-net of C",
+    auto=AutoRule(9, lambda p, b: p.is_convex,
+                  'convex, pure DP, small dimension: exponential mechanism'),
 )
 def exponential_mechanism(
     problem: ERMProblem,
@@ -212,16 +216,22 @@ def exponential_mechanism(
     _check_net(radius, alpha, d, max_points, n, budget.epsilon, lambda k: 2.0 * radius)
     centre = np.zeros(d)
     net = grid_net(domain, centre, radius, alpha)
-    w, sensitivity = _sample_net(problem, budget.epsilon, net, centre, rng)
+    calibration = _draw_parameter(len(net), budget, "exponential_mechanism")
+    w, score_sensitivity = _sample_net(problem, 1.0 / calibration.noise, net, centre, rng)
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
-        privacy_spent=PrivacyBudget(budget.epsilon, 0.0),
+        privacy_spent=calibration.spent,
         algorithm="exponential_mechanism",
+        event=calibration.event,
         hyperparameters={"alpha": alpha, "max_points": max_points},
-        noise={"mechanism": "exponential (Gumbel-max)", "sensitivity": sensitivity, "net_points": int(len(net))},
-        gradient_evaluations=n * len(net),
-        iterations=1,
+        info={"score_sensitivity": score_sensitivity},  # 2 L max ||w - centre|| over the net: public
     )
+
+
+def _draw_parameter(candidates: int, budget: PrivacyBudget, label: str):
+    """The exponential mechanism's parameter epsilon_0 = 1 / noise level, calibrated."""
+    return calibrate_and_charge(lambda x: ev.ExponentialMechanismRelease(1.0 / x, candidates=int(candidates)),
+                                budget, label)
 
 
 @register(
@@ -279,27 +289,21 @@ def localization(
     half = budget.scale(0.5)
     first = output_perturbation(problem, half, rng=rng)
     w0 = first.coef
-    noise_sensitivity = first.noise["sensitivity"]
-    radius = float(stats.gamma.ppf(1.0 - failure, d, scale=noise_sensitivity / half.epsilon))
+    localization_release = first.event  # one L2-Laplace release (delta = 0)
+    radius = float(stats.gamma.ppf(1.0 - failure, d, scale=localization_release.scale))
     alpha = _default_alpha(n, d, half.epsilon, 2.0 * radius) if alpha is None else float(alpha)
     if not (math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a finite number > 0, got {alpha}")
     _check_net(radius, alpha, d, max_points, n, half.epsilon, lambda k: 2.0 * radius)
-    net = grid_net(problem.constraint, w0, radius, alpha)
-    w, sensitivity = _sample_net(problem, half.epsilon, net, w0, rng)
+    net = grid_net(problem.constraint, w0, radius, alpha)  # built from w0: post-processing
+    second = _draw_parameter(len(net), half, "localization")
+    w, score_sensitivity = _sample_net(problem, 1.0 / second.noise, net, w0, rng)
+    event = ev.composed([first.event, second.event])
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
-        privacy_spent=PrivacyBudget(budget.epsilon, 0.0),
+        privacy_spent=PrivacyBudget(certified_epsilon(event, 0.0), 0.0),
         algorithm="localization",
+        event=event,
         hyperparameters={"failure_probability": failure, "alpha": alpha, "max_points": max_points},
-        noise={
-            "mechanism": "l2_laplace (localization) + exponential (Gumbel-max)",
-            "localization_scale": first.noise["scale"],
-            "localization_sensitivity": noise_sensitivity,
-            "ball_radius": radius,
-            "sensitivity": sensitivity,
-            "net_points": int(len(net)),
-        },
-        gradient_evaluations=first.gradient_evaluations + n * len(net),
-        iterations=first.iterations + 1,
+        info={"ball_radius": radius, "score_sensitivity": score_sensitivity},
     )

@@ -5,14 +5,16 @@ Frank-Wolfe never projects: each step moves towards the output of a linear minim
 oracle (LMO), ``w_{t+1} = (1 - gamma_t) w_t + gamma_t v_t``, so every iterate is a convex
 combination of points of C and stays feasible. Privacy enters through the LMO only:
 
-- ``dp_fw_l2`` (seed 004, Algorithm 2) feeds the LMO of the L2 ball with a Gaussian-noised
+- ``dp_fw_l2`` (Wang, Chen, Xu 2019, Algorithm 2) feeds the LMO of the L2 ball with a Gaussian-noised
   mean gradient. T adaptive full-batch Gaussian releases of replace-one sensitivity
   ``2 L / n`` are exactly ``sqrt(T) (2L/n) / sigma``-Gaussian-DP (Dong, Roth, Su 2019), so
-  :func:`~dperm.privacy.calibrate.calibrate_vector_mechanism` loses nothing to composition.
-- ``dp_fw_l1`` (seed 004, Algorithm 3, after Talwar, Thakurta, Zhang 2015) picks the vertex
+  :func:`~dperm.privacy.mechanisms.vector_mechanism` loses nothing to composition.
+- ``dp_fw_l1`` (Wang, Chen, Xu 2019, Algorithm 3, after Talwar, Thakurta, Zhang 2015) picks the vertex
   ``+-R e_j`` of the L1 ball by the exponential mechanism on the scores
   ``u(s) = -<s, grad F(w_t)>`` (Gumbel-max: an exact sample), each step epsilon_0-DP, the T
-  steps composed by the tightest of basic, advanced and bounded-range / zCDP composition.
+  steps composed by the one accountant (:mod:`dperm.privacy.accountant`: basic composition
+  at delta = 0; with delta > 0 the tightest of advanced, bounded-range zCDP and the
+  privacy-loss distribution of T epsilon_0-DP steps).
 
 Convergence (both): the standard inexact-LMO argument. With ``gap(w) = max_{s in C}
 <grad F(w), w - s>`` (the Frank-Wolfe gap, zero exactly at first-order stationary points
@@ -33,14 +35,17 @@ import math
 
 import numpy as np
 
+from ..privacy import events as ev
+from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import calibrate_vector_mechanism, gaussian_dp_mu
+from ..privacy.gaussian_dp import gaussian_dp_mu
+from ..privacy.mechanisms import calibrate_and_charge, sample_release, vector_mechanism
 from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
 from ..problem.constraints import L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from ._common import check_step_size, check_steps, initial_point, noise_record, start
-from .registry import AssumptionError, register
+from ._common import check_step_size, check_steps, initial_point, start
+from .registry import AutoRule, AssumptionError, register
 
 __all__ = [
     "dp_fw_l2",
@@ -48,8 +53,7 @@ __all__ = [
     "frank_wolfe_gap",
     "l1_vertex_scores",
     "l1_score_sensitivity",
-    "exponential_composition_epsilon",
-    "exponential_step_epsilon",
+    "l1_step_epsilon",
     "dp_fw_l2_default_steps",
     "dp_fw_l1_default_steps",
 ]
@@ -88,7 +92,7 @@ def _check_output(output: str) -> str:
 
 def _step_schedule(step_size, steps: int):
     """(list of gamma_t, the constant gamma or None). ``None``: gamma = min(1, 1/sqrt(T))
-    (seed 004 Theorems 5 and 6); ``"decreasing"``: gamma_t = 2/(t+2), t = 0..T-1 (Jaggi
+    (Wang, Chen, Xu 2019, Theorems 5 and 6); ``"decreasing"``: gamma_t = 2/(t+2), t = 0..T-1 (Jaggi
     2013; Talwar et al. 2015); a number in (0, 1]: that constant."""
     if step_size is None:
         gamma = min(1.0, 1.0 / math.sqrt(steps))
@@ -130,29 +134,25 @@ def _run(problem, w0, gammas, select_vertex, rng, output, keep_iterates):
     return coef, selected, iterates
 
 
-def _fit(name, problem, coef, selected, iterates, spent, hyper, noise, T, info):
-    trace = {}
-    if iterates is not None:
-        # Every iterate is post-processing of the private releases: covered by the guarantee.
-        trace = {"iterates": np.array(iterates), "private": True}
+def _fit(name, coef, selected, iterates, calibration, hyper, info):
     info = dict(info)
     info["selected_iterate"] = selected  # index into w_1..w_{T+1} (0-based); T means the last
+    if iterates is not None:
+        # Every iterate is post-processing of the private releases: covered by the guarantee.
+        info["iterates"] = np.array(iterates)
     return PrivateFit(
         coef=np.asarray(coef, dtype=np.float64),
-        privacy_spent=spent,
+        privacy_spent=calibration.spent,
         algorithm=name,
+        event=calibration.event,
         hyperparameters=hyper,
-        noise=noise,
-        gradient_evaluations=problem.n_samples * T,
-        iterations=T,
-        trace=trace,
         info=info,
     )
 
 
 # ---------------------------------------------------------------------------- dp_fw_l2
 def dp_fw_l2_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) -> int:
-    """The step count minimizing the explicit gap bound of seed 004 Theorem 5.
+    """The step count minimizing the explicit gap bound of Wang, Chen, Xu 2019, Theorem 5.
 
     With gamma = 1/sqrt(T) and Gaussian noise of std ``sigma = sqrt(T) (2L/n) / mu``
     (mu the Gaussian-DP parameter of the budget), ``E||z_t|| <= sigma sqrt(d)`` and
@@ -168,6 +168,7 @@ def dp_fw_l2_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) 
     w1 = 0.0 if w0 is None else float(np.linalg.norm(w0))
     G = L + problem.regularizer.l2 * R
     A = G * (R + w1) + 2.0 * problem.smoothness * R * R
+    # the GDP parameter of the budget only chooses T (utility); the noise is calibrated
     mu = gaussian_dp_mu(budget.epsilon, budget.delta)
     if L <= 0:
         return 1
@@ -178,7 +179,7 @@ def dp_fw_l2_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) 
     "dp_fw_l2",
     setting="non-convex (GLM with sigmoid-type link, robust regression) or convex; smooth; C = L2 ball",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 2 (Theorem 5)",
+    source="Wang, Chen, Xu 2019, Alg. 2 (Theorem 5)",
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
     requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer", "approximate_dp"),
     gradient_complexity="n T, T = A n mu_GDP / (4 R L sqrt(d)) (capped by max_steps)",
@@ -196,7 +197,7 @@ def dp_fw_l2(
     init=None,
     keep_iterates: bool = False,
 ) -> PrivateFit:
-    """Private Frank-Wolfe over the L2 ball with a noisy gradient (seed 004, Algorithm 2).
+    """Private Frank-Wolfe over the L2 ball with a noisy gradient (Wang, Chen, Xu 2019, Algorithm 2).
 
     For t = 1..T: ``v_t = argmin_{||v|| <= R} <v, grad F(w_t) + z_t> = -R (g + z)/||g + z||``,
     ``w_{t+1} = (1 - gamma_t) w_t + gamma_t v_t``, with ``z_t ~ N(0, sigma^2 I_d)``; return
@@ -215,7 +216,7 @@ def dp_fw_l2(
         T adaptive such releases are exactly ``mu = sqrt(T) (2L/n) / sigma``-GDP, so
         ``sigma = sqrt(T) (2L/n) / mu(eps, delta)`` with ``mu(eps, delta)`` the largest
         mu whose GDP curve passes below (eps, delta)
-        (:func:`~dperm.privacy.calibrate.calibrate_vector_mechanism`). The LMO, the step
+        (:func:`~dperm.privacy.mechanisms.vector_mechanism`). The LMO, the step
         and the choice of R (drawn independently of the data) are post-processing.
         Every iterate is covered, so ``keep_iterates=True`` releases nothing more.
 
@@ -224,7 +225,7 @@ def dp_fw_l2(
         ``E||z_t|| <= sigma sqrt(d)``: ``E gap(w_R) <= A / (gamma T) + 2 beta gamma R^2 +
         2 R sigma sqrt(d)`` with ``A = G (R + ||w_1||)``, G the bound on ``||grad F||``
         on C; at the default T and gamma it is ``O((d log(1/delta))^{1/4} / sqrt(n eps))``
-        (seed 004 Theorem 5, which converts it to excess population risk under the
+        (Wang, Chen, Xu 2019, Theorem 5, which converts it to excess population risk under the
         paper's Assumptions 2 and 3). The value is returned as ``info["gap_bound"]``.
 
     Parameters
@@ -253,20 +254,21 @@ def dp_fw_l2(
     init : array-like, optional
         Public starting point ``w_1`` (default 0, the centre of the ball).
     keep_iterates : bool
-        Store ``w_1..w_{T+1}`` in ``trace["iterates"]`` (all private, post-processing).
+        Store ``w_1..w_{T+1}`` in ``info["iterates"]`` (all private, post-processing).
 
     Returns
     -------
     PrivateFit
-        ``info`` holds ``theorem_steps``, ``selected_iterate`` (0-based index into
-        ``w_1..w_{T+1}``) and ``gap_bound`` (None for ``step_size="decreasing"``).
+        ``event`` the T Gaussian releases (``sigma``, ``sensitivity``); ``info`` holds
+        ``theorem_steps``, ``selected_iterate`` (0-based index into ``w_1..w_{T+1}``) and
+        ``gap_bound`` (None for ``step_size="decreasing"``).
 
     References
     ----------
-    Seed 004 (Wang, Chen, Xu 2019), Algorithm 2 and Theorem 5; Dong, Roth, Su 2019
+    Wang, Chen, Xu 2019, Algorithm 2 and Theorem 5; Dong, Roth, Su 2019
     (Gaussian differential privacy); Jaggi 2013 (Frank-Wolfe step sizes and gap).
     """
-    source = "seed 004 Alg. 2"
+    source = "Wang, Chen, Xu 2019, Alg. 2"
     R = _require_constraint("dp_fw_l2", source, problem, L2Ball, "('l2_ball', R)")
     rng = start("dp_fw_l2", problem, budget, rng)
     output = _check_output(output)
@@ -275,92 +277,24 @@ def dp_fw_l2(
     theorem_T = dp_fw_l2_default_steps(problem, budget, w0)
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     gammas, gamma = _step_schedule(step_size, T)
-    calibration = calibrate_vector_mechanism(budget, problem.gradient_sensitivity(), steps=T)
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_fw_l2")
     lmo = problem.constraint.lmo
 
     def select(g, w):
-        return lmo(g + calibration.sample(rng, d))
+        return lmo(g + sample_release(rng, calibration.event, d))
 
     coef, selected, iterates = _run(problem, w0, gammas, select, rng, output, keep_iterates)
     gap_bound = None
     if gamma is not None:
         G = L + problem.regularizer.l2 * R
         A = G * (R + float(np.linalg.norm(w0)))
-        gap_bound = A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R + 2.0 * R * calibration.scale * math.sqrt(d)
+        gap_bound = (A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R
+                     + 2.0 * R * calibration.noise * math.sqrt(d))
     return _fit(
-        "dp_fw_l2", problem, coef, selected, iterates, calibration.budget,
+        "dp_fw_l2", coef, selected, iterates, calibration,
         {"steps": T, "step_size": "decreasing" if gamma is None else gamma, "radius": R, "output": output},
-        noise_record(calibration),
-        T,
         {"theorem_steps": theorem_T, "gap_bound": gap_bound},
     )
-
-
-# ------------------------------------------------------------- pure-DP step composition
-def exponential_composition_epsilon(step_epsilon: float, steps: int, delta: float = 0.0) -> tuple[float, float, str]:
-    """(epsilon, delta, route) of T adaptive exponential-mechanism steps of parameter e0.
-
-    Each step is e0-DP and, being e0-bounded-range, ``e0^2/8``-zCDP (Dong, Durfee, Rogers
-    2020; Cesar & Rogers 2021). Routes, the smallest epsilon wins:
-
-    - ``"basic"``: ``T e0`` at delta 0;
-    - ``"advanced"`` (delta > 0): ``sqrt(2 T ln(1/delta)) e0 + T e0 (e^e0 - 1)``
-      (Dwork, Rothblum, Vadhan 2010);
-    - ``"zcdp"`` (delta > 0): ``rho + 2 sqrt(rho ln(1/delta))`` with ``rho = T e0^2/8``
-      (Bun & Steinke 2016, Proposition 1.3).
-
-    These are the formulas of :func:`dperm.privacy.calibrate.exponential_mechanism_composition_epsilon`,
-    evaluated here without overflow for large e0 (there ``expm1(e0)`` overflows beyond
-    e0 ~ 709); the returned delta is 0 when the basic route wins.
-    """
-    e0 = float(step_epsilon)
-    if not (math.isfinite(e0) and e0 > 0):
-        raise ValueError(f"step epsilon must be a finite number > 0, got {e0}")
-    T = check_steps("steps", steps)
-    delta = float(delta)
-    if not (0.0 <= delta < 1.0):
-        raise ValueError(f"delta must be in [0, 1), got {delta}")
-    basic = T * e0
-    if delta == 0.0:
-        return basic, 0.0, "basic"
-    log_inv = math.log(1.0 / delta)
-    advanced = math.sqrt(2.0 * T * log_inv) * e0 + (T * e0 * math.expm1(e0) if e0 < 700.0 else math.inf)
-    rho = T * e0 * e0 / 8.0
-    zcdp = rho + 2.0 * math.sqrt(rho * log_inv)
-    best = min((basic, "basic"), (advanced, "advanced"), (zcdp, "zcdp"))
-    return best[0], (0.0 if best[1] == "basic" else delta), best[1]
-
-
-def exponential_step_epsilon(epsilon: float, delta: float, steps: int) -> float:
-    """The largest equal per-step parameter e0 whose T-fold composition
-    (:func:`exponential_composition_epsilon`) is at most (epsilon, delta).
-
-    ``delta = 0``: ``epsilon / T`` exactly. Otherwise the composed epsilon is increasing
-    in e0 (each route is), and e0 >= epsilon/T (basic composition) always fits: bisection
-    on log e0 to 1e-13 relative, returning a certified value (composition <= epsilon).
-    """
-    budget = PrivacyBudget(epsilon, delta)
-    T = check_steps("steps", steps)
-    eps = budget.epsilon
-    if budget.is_pure:
-        return eps / T
-
-    def total(e0):
-        return exponential_composition_epsilon(e0, T, budget.delta)[0]
-
-    lo = eps / T
-    while total(lo) > eps:  # float rounding of T * (eps / T)
-        lo = math.nextafter(lo, 0.0)
-    hi = max(2.0 * lo, 1e-300)
-    while total(hi) <= eps:
-        lo, hi = hi, 2.0 * hi
-    while hi / lo > 1.0 + 1e-13:
-        mid = math.sqrt(lo * hi)
-        if total(mid) <= eps:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 # ---------------------------------------------------------------------------- dp_fw_l1
@@ -400,7 +334,7 @@ def l1_vertex_scores(problem: ERMProblem, w, radius: float | None = None) -> np.
 
 
 def dp_fw_l1_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) -> int:
-    """The step count minimizing the explicit bound of seed 004 Theorem 6.
+    """The step count minimizing the explicit bound of Wang, Chen, Xu 2019, Theorem 6.
 
     With gamma = 1/sqrt(T), the exponential mechanism's expected excess
     ``E err_t <= (2 Delta / e0)(ln(2d) + 1)`` (McSherry & Talwar 2007) and the module
@@ -414,7 +348,10 @@ def dp_fw_l1_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) 
       ``rho + 2 sqrt(rho ln(1/delta)) <= eps``), minimized at ``T = A sqrt(8 rho) / M``,
       Theorem 6's ``T = O(n eps / (sqrt(log(1/delta)) log(d n)))`` with explicit constant.
       The pure-DP candidate is also evaluated and the T with the smaller Phi at the
-      exact per-step epsilon (:func:`exponential_step_epsilon`) wins.
+      per-step epsilon the accountant certifies (:func:`l1_step_epsilon`) wins.
+
+    The zCDP formula above only proposes a T (a utility choice); every per-step epsilon
+    comes from the accountant.
     """
     d = problem.n_features
     R = problem.constraint.radius
@@ -433,20 +370,39 @@ def dp_fw_l1_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) 
         candidates.append(max(1, math.ceil(min(A * math.sqrt(8.0 * rho) / M, 1e12))))
 
     def phi(T):
-        return A / math.sqrt(T) + M / exponential_step_epsilon(eps, delta, T)
+        return A / math.sqrt(T) + M / l1_step_epsilon(budget, T, d)
 
     return min(candidates, key=phi)
+
+
+def _l1_steps_event(steps: int, dim: int):
+    """x -> the event of ``steps`` exponential-mechanism draws of parameter 1/x among the
+    2 dim vertices of the L1 ball."""
+    def make(x):
+        return ev.repeated(ev.ExponentialMechanismRelease(1.0 / x, candidates=2 * dim), steps)
+    return make
+
+
+def l1_step_epsilon(budget: PrivacyBudget, steps: int, dim: int) -> float:
+    """The largest per-step parameter e0 whose ``steps``-fold composition the accountant
+    certifies within ``budget`` (:func:`dperm.privacy.accountant.calibrate`; nothing is
+    charged): ``epsilon / T`` at delta = 0, larger with delta > 0."""
+    if not isinstance(budget, PrivacyBudget):
+        raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
+    return 1.0 / calibrate(_l1_steps_event(check_steps("steps", steps), dim), budget).noise
 
 
 @register(
     "dp_fw_l1",
     setting="non-convex (GLM, robust regression) or convex; smooth; C = L1 ball, ||x||_inf bounded",
     guarantee="epsilon or (epsilon, delta)",
-    source="seed 004 Alg. 3 (Theorem 6); Talwar, Thakurta, Zhang 2015",
+    source="Wang, Chen, Xu 2019, Alg. 3 (Theorem 6); Talwar, Thakurta, Zhang 2015",
     paper="Wang, Chen, Xu 2019 (ICML); Talwar, Thakurta, Zhang 2015, Nearly optimal private LASSO (NeurIPS)",
     requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer"),
     gradient_complexity="n T, T = A sqrt(8 rho) / M (delta > 0) or (A eps / 2M)^(2/3) (delta = 0), capped",
     summary="Frank-Wolfe over the L1 ball; each vertex chosen by the exponential mechanism (Gumbel-max)",
+    auto=AutoRule(5, lambda p, b: p.is_smooth and isinstance(p.constraint, L1Ball) and p.n_features > p.n_samples,
+                  'L1-ball constraint in high dimension: private Frank-Wolfe over the vertices'),
 )
 def dp_fw_l1(
     problem: ERMProblem,
@@ -460,7 +416,7 @@ def dp_fw_l1(
     init=None,
     keep_iterates: bool = False,
 ) -> PrivateFit:
-    """Private Frank-Wolfe over the L1 ball by the exponential mechanism (seed 004,
+    """Private Frank-Wolfe over the L1 ball by the exponential mechanism (Wang, Chen, Xu 2019,
     Algorithm 3; Talwar, Thakurta, Zhang 2015).
 
     For t = 1..T: draw a vertex ``s_t`` of ``{||w||_1 <= R}`` among the 2d vertices
@@ -484,12 +440,14 @@ def dp_fw_l1(
         have sensitivity ``Delta = 2 R L_phi X_inf / n``, with L_phi =
         ``problem.loss.lipschitz(R X_inf, label_bound)`` (margins satisfy
         ``|<w, x>| <= ||w||_1 ||x||_inf``). Each step is then e0-DP (McSherry & Talwar
-        2007) and e0-bounded-range, hence ``e0^2/8``-zCDP. e0 is the largest value whose
-        T-fold composition is within the budget by the best of basic composition
-        (delta = 0: ``e0 = eps / T``), advanced composition and zCDP
-        (:func:`exponential_step_epsilon`); this beats the paper's
+        2007) and e0-bounded-range, hence ``e0^2/8``-zCDP. e0 is the largest value (to
+        relative precision 1e-4) whose T-fold composition the accountant certifies within
+        the budget (:func:`~dperm.privacy.mechanisms.calibrate_and_charge` on T
+        :class:`~dperm.privacy.events.ExponentialMechanismRelease` events; delta = 0:
+        ``e0 = eps / T``; delta > 0: the best of advanced composition, zCDP and the
+        privacy-loss distribution of T e0-DP steps); this beats the paper's
         ``eps / sqrt(8 T ln(1/delta))`` (advanced composition) by about 2x in e0.
-        ``privacy_spent`` is the composed guarantee (delta 0 if basic composition won).
+        ``privacy_spent`` is the certified guarantee.
 
     Utility
         ``E gap(w_R) <= A / (gamma T) + 2 beta gamma R^2 + (2 Delta / e0)(ln(2d) + 1)``
@@ -521,22 +479,22 @@ def dp_fw_l1(
     init : array-like, optional
         Public ``w_1`` (default 0).
     keep_iterates : bool
-        Store ``w_1..w_{T+1}`` in ``trace["iterates"]`` (all private, post-processing).
+        Store ``w_1..w_{T+1}`` in ``info["iterates"]`` (all private, post-processing).
 
     Returns
     -------
     PrivateFit
-        ``noise`` records the mechanism, ``Delta``, the per-step ``step_epsilon`` and the
-        winning ``composition`` route; ``info`` holds ``theorem_steps``,
-        ``selected_iterate`` and ``gap_bound``.
+        ``event`` the T exponential-mechanism draws (``epsilon`` = e0, ``candidates`` =
+        2d); ``info`` holds ``step_epsilon`` (e0), ``score_sensitivity`` (Delta),
+        ``linf_bound``, ``theorem_steps``, ``selected_iterate`` and ``gap_bound``.
 
     References
     ----------
-    Seed 004 (Wang, Chen, Xu 2019), Algorithm 3 and Theorem 6; Talwar, Thakurta, Zhang
+    Wang, Chen, Xu 2019, Algorithm 3 and Theorem 6; Talwar, Thakurta, Zhang
     2015, Algorithm 1; McSherry & Talwar 2007; Dong, Durfee, Rogers 2020 and Cesar &
     Rogers 2021 (bounded range, zCDP); Bun & Steinke 2016; Dwork, Rothblum, Vadhan 2010.
     """
-    source = "seed 004 Alg. 3"
+    source = "Wang, Chen, Xu 2019, Alg. 3"
     R = _require_constraint("dp_fw_l1", source, problem, L1Ball, "('l1_ball', R)")
     rng = start("dp_fw_l1", problem, budget, rng)
     output = _check_output(output)
@@ -546,9 +504,8 @@ def dp_fw_l1(
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     gammas, gamma = _step_schedule(step_size, T)
     sensitivity = l1_score_sensitivity(problem)
-    e0 = exponential_step_epsilon(budget.epsilon, budget.delta, T)
-    spent_eps, spent_delta, route = exponential_composition_epsilon(e0, T, budget.delta)
-    spent = PrivacyBudget(min(spent_eps, budget.epsilon), spent_delta)
+    calibration = calibrate_and_charge(_l1_steps_event(T, d), budget, "dp_fw_l1")
+    e0 = 1.0 / calibration.noise
 
     def select(g, w):
         k = gumbel_exponential_mechanism(rng, np.concatenate([-R * g, R * g]), e0, sensitivity)
@@ -561,19 +518,9 @@ def dp_fw_l1(
         A = G1 * (R + float(np.abs(w0).sum()))
         gap_bound = (A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R
                      + 2.0 * sensitivity / e0 * (math.log(2.0 * d) + 1.0))
-    noise = {
-        "mechanism": "exponential (Gumbel-max)",
-        "scale": 2.0 * sensitivity / e0,  # Gumbel scale in score units
-        "sensitivity": sensitivity,
-        "releases": T,
-        "step_epsilon": e0,
-        "composition": route,
-        "linf_bound": _linf_bound(problem),
-    }
     return _fit(
-        "dp_fw_l1", problem, coef, selected, iterates, spent,
+        "dp_fw_l1", coef, selected, iterates, calibration,
         {"steps": T, "step_size": "decreasing" if gamma is None else gamma, "radius": R, "output": output},
-        noise,
-        T,
-        {"theorem_steps": theorem_T, "gap_bound": gap_bound},
+        {"theorem_steps": theorem_T, "gap_bound": gap_bound, "step_epsilon": e0, "score_sensitivity": sensitivity,
+         "linf_bound": _linf_bound(problem)},
     )

@@ -2,7 +2,8 @@
 
 T adaptive full-batch Gaussian steps of replace-one sensitivity ``2 L / n`` and noise
 std sigma are exactly ``sqrt(T) (2L/n) / sigma``-Gaussian-DP (Dong, Roth, Su 2019), so
-the calibration of ``privacy/calibrate.py`` loses nothing to composition.
+the accountant's calibration (:func:`dperm.privacy.mechanisms.vector_mechanism`) loses
+nothing to composition.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ import math
 import numpy as np
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import calibrate_vector_mechanism, gaussian_dp_mu
+from ..privacy.gaussian_dp import gaussian_dp_mu
+from ..privacy.mechanisms import sample_release, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from ._common import check_step_size, check_steps, initial_point, noise_record, start
-from .registry import register
+from ._common import check_step_size, check_steps, initial_point, start
+from .registry import AutoRule, register
 
 __all__ = ["noisy_gd", "noisy_gradient_steps"]
 
 
-def noisy_gradient_steps(problem: ERMProblem, calibration, w0, step_sizes, rng, domain=None, *, keep_iterates=False):
-    """Run ``w <- Pi(prox(w - eta_t (grad F(w) + z_t)))`` with z_t ~ the calibrated noise.
+def noisy_gradient_steps(problem: ERMProblem, noise, w0, step_sizes, rng, domain=None, *, keep_iterates=False):
+    """Run ``w <- Pi(prox(w - eta_t (grad F(w) + z_t)))`` with z_t the noise of one release
+    of ``noise`` (a release event, or an object with ``sample(rng, dim)``).
 
     The only data-dependent quantity each step touches is the mean loss gradient, whose
     replace-one sensitivity is the calibration's; everything after the noise is
@@ -32,11 +35,12 @@ def noisy_gradient_steps(problem: ERMProblem, calibration, w0, step_sizes, rng, 
     w = np.array(w0, dtype=np.float64)
     w_sum = np.zeros(d)
     iterates = [] if keep_iterates else None
+    draw = noise.sample if hasattr(noise, "sample") else (lambda generator, dim: sample_release(generator, noise, dim))
     for eta in step_sizes:
         w_sum += w
         if keep_iterates:
             iterates.append(w.copy())
-        noisy = problem.gradient(w) + calibration.sample(rng, d)
+        noisy = problem.gradient(w) + draw(rng, d)
         w = problem.regularizer.nonsmooth_prox(w - eta * noisy, eta)
         if domain is not None:
             w = domain.project(w)
@@ -52,6 +56,8 @@ def noisy_gradient_steps(problem: ERMProblem, calibration, w0, step_sizes, rng, 
     requires=("convex", "lipschitz", "bounded_domain", "approximate_dp"),
     gradient_complexity="n T, T = n^2 mu_GDP^2 / (4 d) (capped by max_steps)",
     summary="projected GD with Gaussian-noised full gradients; outputs the average iterate",
+    auto=AutoRule(8, lambda p, b: p.is_convex,
+                  'convex, possibly non-smooth: noisy projected gradient descent'),
 )
 def noisy_gd(
     problem: ERMProblem,
@@ -99,22 +105,21 @@ def noisy_gd(
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     domain = problem.effective_constraint()
     R = domain.l2_radius(d)
+    # a utility choice (the theorem's T), not accounting: the noise comes from the calibration
     theorem_T = max(1, math.ceil(n * n * gaussian_dp_mu(budget.epsilon, budget.delta) ** 2 / (4.0 * d)))
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
-    calibration = calibrate_vector_mechanism(budget, problem.gradient_sensitivity(), steps=T)
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="noisy_gd")
     G = L + problem.regularizer.l2 * R + problem.regularizer.l1 * math.sqrt(d)
-    B = math.sqrt(G * G + d * calibration.scale**2)
+    B = math.sqrt(G * G + d * calibration.noise**2)
     eta = R / (B * math.sqrt(T)) if step_size is None else check_step_size(step_size)
 
     w0 = initial_point(problem, init)
-    _, w_sum, _ = noisy_gradient_steps(problem, calibration, w0, [eta] * T, rng, domain)
+    _, w_sum, _ = noisy_gradient_steps(problem, calibration.event, w0, [eta] * T, rng, domain)
     return PrivateFit(
         coef=w_sum / T,
-        privacy_spent=calibration.budget,
+        privacy_spent=calibration.spent,
         algorithm="noisy_gd",
+        event=calibration.event,
         hyperparameters={"steps": T, "step_size": eta, "radius": R},
-        noise=noise_record(calibration),
-        gradient_evaluations=n * T,
-        iterations=T,
         info={"theorem_steps": theorem_T},
     )

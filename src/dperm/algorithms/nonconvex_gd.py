@@ -2,20 +2,21 @@
 
 Three algorithms of the "Non-convex" table of ALGORITHMS.md, each exactly accounted:
 
-- ``dp_gd`` (seed 000 Algorithm 4 = seed 004 Algorithm 4): T full-batch gradient steps
-  with Gaussian noise. T adaptive full-batch Gaussian releases of replace-one sensitivity
-  ``2 L / n`` and noise std sigma are exactly ``sqrt(T) (2L/n) / sigma``-Gaussian-DP
-  (Dong, Roth, Su 2019), so :func:`~dperm.privacy.calibrate.calibrate_vector_mechanism`
-  loses nothing to composition. Returns the last iterate (PL excess risk, seed 000
-  Theorem 6.2), a uniformly random iterate (gradient-norm utility, Theorem 6.3) or all
-  iterates (input of second-order selection, seed 004 Algorithm 5).
-- ``rrpsgd`` (seed 003 Algorithm 2): noisy SGD stopped after a random number of rounds
-  R drawn, before the run and independently of the data, from
+- ``dp_gd`` (Wang, Ye, Xu 2017, Algorithm 4 = Wang, Chen, Xu 2019, Algorithm 4): T
+  full-batch gradient steps with Gaussian noise. T adaptive full-batch Gaussian releases
+  of replace-one sensitivity ``2 L / n`` and noise std sigma are exactly
+  ``sqrt(T) (2L/n) / sigma``-Gaussian-DP (Dong, Roth, Su 2019), so the one accountant
+  (:func:`~dperm.privacy.mechanisms.vector_mechanism`) loses nothing to composition.
+  Returns the last iterate (PL excess risk, Wang, Ye, Xu 2017, Theorem 6.2), a uniformly
+  random iterate (gradient-norm utility, Theorem 6.3) or all iterates (input of
+  second-order selection, Wang, Chen, Xu 2019, Algorithm 5).
+- ``rrpsgd`` (Zhang, Zheng, Mou, Wang 2017, Algorithm 2): noisy SGD stopped after a
+  random number of rounds R drawn, before the run and independently of the data, from
   ``P(R = k) ~ 2 eta_{k-1} - beta eta_{k-1}^2`` over ``[T_max]``. Privacy is that of the
-  worst case, T_max subsampled Gaussian steps (dp-accounting, replace-one), because
+  worst case, T_max subsampled Gaussian steps (PLD accounting, replace-one), because
   ``w_R`` is post-processing of the T_max-step transcript and R is independent of the
   data.
-- ``dp_gld`` (seed 004 Algorithm 1): gradient Langevin dynamics
+- ``dp_gld`` (Wang, Chen, Xu 2019, Algorithm 1): gradient Langevin dynamics
   ``w_k = w_{k-1} - eta grad F(w_{k-1}) + sqrt(2 eta / beta) xi_k``. Written as
   ``w_k = w_{k-1} - eta (grad F(w_{k-1}) + z_k)`` with ``z_k ~ N(0, (2 / (eta beta)) I)``
   it is DP-GD whose gradient noise has std ``sqrt(2 / (eta beta))``; the step size is
@@ -35,18 +36,14 @@ import warnings
 
 import numpy as np
 
+from ..privacy import events as ev
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import (
-    NoiseCalibration,
-    calibrate_vector_mechanism,
-    gaussian_dp_mu,
-    subsampled_gaussian_epsilon,
-    subsampled_gaussian_sigma,
-)
+from ..privacy.gaussian_dp import gaussian_dp_mu
+from ..privacy.mechanisms import calibrate_and_charge, sample_release, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from ._common import check_step_size, check_steps, initial_point, noise_record, start
-from .registry import AssumptionError, register
+from ._common import check_step_size, check_steps, initial_point, start
+from .registry import AutoRule, AssumptionError, register
 from .sgd import _BLOCK as _SGD_BLOCK
 from .sgd import run_noisy_sgd
 
@@ -70,7 +67,7 @@ _REGIMES = ("pl", "nonconvex")
 # ------------------------------------------------------------------ the shared GD path
 def noisy_gd_path(
     problem: ERMProblem,
-    calibration: NoiseCalibration,
+    release,
     w0,
     step_size: float,
     steps: int,
@@ -82,11 +79,12 @@ def noisy_gd_path(
 ):
     """``w_{t+1} = Pi_C(prox_{eta l1}(w_t - eta (grad F(w_t) + z_t)))``, t = 0..T-1.
 
-    ``z_t`` is drawn from ``calibration`` (one release per step); ``grad F`` is the full
-    gradient of the smooth part of F (loss plus the l2 part of r). The only data-dependent
-    quantity each step touches is the mean loss gradient, of replace-one sensitivity
-    ``calibration.sensitivity``; everything after the noise is post-processing, so every
-    iterate is private.
+    ``z_t`` is one draw of the noise of ``release`` (the event of one step's release, or a
+    self-composition of it: :func:`~dperm.privacy.mechanisms.sample_release`); ``grad F``
+    is the full gradient of the smooth part of F (loss plus the l2 part of r). The only
+    data-dependent quantity each step touches is the mean loss gradient, of replace-one
+    sensitivity ``release.sensitivity``; everything after the noise is post-processing, so
+    every iterate is private.
 
     Returns
     -------
@@ -104,7 +102,7 @@ def noisy_gd_path(
             path[t] = w
         if t == keep_index:
             kept = w.copy()
-        noisy = problem.gradient(w) + calibration.sample(rng, d)
+        noisy = problem.gradient(w) + sample_release(rng, release, d)
         w = reg.nonsmooth_prox(w - step_size * noisy, step_size)
         if domain is not None:
             w = domain.project(w)
@@ -137,7 +135,7 @@ def dp_gd_default_steps(
     pl_constant: float | None = None,
     initial_gap: float = 1.0,
 ) -> int:
-    """The number of DP-GD steps prescribed by seed 000 Theorem 6.2 (PL) or 6.3.
+    """The number of DP-GD steps prescribed by Wang, Ye, Xu 2017, Theorem 6.2 (PL) or 6.3.
 
     With ``eta = 1/beta`` and gradient noise ``sigma^2 = T (2G/n)^2 / mu^2`` (exact GDP
     calibration, ``mu = mu_gdp``), the descent lemma gives per step
@@ -166,7 +164,7 @@ def dp_gd_default_steps(
     if regime == "pl":
         if pl_constant is None:
             raise ValueError(
-                "the PL regime (seed 000 Theorem 6.2) needs a public pl_constant: its number of steps "
+                "the PL regime (Wang, Ye, Xu 2017, Theorem 6.2) needs a public pl_constant: its number of steps "
                 "grows linearly in kappa = beta / mu_PL, which cannot be guessed; pass pl_constant or use "
                 "regime='nonconvex' (Theorem 6.3)"
             )
@@ -187,12 +185,14 @@ def _positive(name: str, value) -> float:
     "dp_gd",
     setting="smooth, possibly non-convex; PL for excess risk",
     guarantee="(epsilon, delta)",
-    source="seed 000 Alg. 4 (Theorems 6.1-6.3); seed 004 Alg. 4",
+    source="Wang, Ye, Xu 2017, Alg. 4 (Theorems 6.1-6.3); Wang, Chen, Xu 2019, Alg. 4",
     paper="Wang, Ye, Xu 2017 (Differentially private ERM revisited: faster and more general); Wang, Chen, Xu 2019",
-    requires=("smooth", "lipschitz", "approximate_dp"),
+    requires=("smooth", "lipschitz", "approximate_dp", "compiled_loss"),
     gradient_complexity="n T; T = kappa ln(n^2 mu_GDP^2 / (4 kappa d)) (PL, public mu_PL), "
                         "n mu_GDP sqrt(beta D_0/(2d)) / G (non-convex, and the default without mu_PL)",
     summary="full-batch GD with Gaussian-noised gradients; last, uniformly random or all iterates",
+    auto=AutoRule(1, lambda p, b: not p.is_convex,
+                  'non-convex loss: noisy gradient descent'),
 )
 def dp_gd(
     problem: ERMProblem,
@@ -211,7 +211,7 @@ def dp_gd(
     """Differentially private gradient descent for smooth, possibly non-convex F.
 
     ``w_{t+1} = Pi_C(prox(w_t - eta (grad F(w_t) + z_t)))``, ``z_t ~ N(0, sigma^2 I)``,
-    t = 0..T-1 (seed 000 Algorithm 4; seed 004 Algorithm 4). Projection onto a bounded
+    t = 0..T-1 (Wang, Ye, Xu 2017, Algorithm 4; Wang, Chen, Xu 2019, Algorithm 4). Projection onto a bounded
     constraint C and the proximal map of an l1 part of the regularizer are
     post-processing and cost no privacy.
 
@@ -224,7 +224,7 @@ def dp_gd(
     such releases are ``mu``-GDP with ``mu = sqrt(T) (2L/n) / sigma`` (Dong, Roth, Su
     2019), so ``sigma = sqrt(T) (2L/n) / mu(eps, delta)`` with ``mu(eps, delta)`` the
     largest GDP parameter whose (eps, delta) curve meets the budget
-    (:func:`~dperm.privacy.calibrate.calibrate_vector_mechanism`). The paper's
+    (:func:`~dperm.privacy.mechanisms.vector_mechanism`). The paper's
     ``sigma^2 = c G^2 T ln(1/delta) / (n^2 eps^2)`` (Theorem 6.1) has the same form
     with an unspecified constant.
 
@@ -241,10 +241,10 @@ def dp_gd(
         "last": ``w_T`` (Theorem 6.2, PL). "random": ``w_m`` with m uniform on
         {0, ..., T-1} (Theorem 6.3; the index m is drawn before the run, independently
         of the data, and reported in ``info["iterate_index"]``). "all": coef = ``w_T``
-        and ``trace["iterates"]`` the (T+1, d) array ``w_0..w_T`` (seed 004 Algorithm 4
-        returns all of them; each is post-processing of the noisy gradients, hence
-        private: ``trace["private"] = True``). The index m is drawn in every mode, so for one seed the three outputs
-        share one path: ``coef("random") == trace("all")["iterates"][m]``.
+        and ``info["iterates"]`` the (T+1, d) array ``w_0..w_T`` (Wang, Chen, Xu 2019,
+        Algorithm 4 returns all of them; each is post-processing of the noisy gradients,
+        hence private). The index m is drawn in every mode, so for one seed the three
+        outputs share one path: ``coef("random") == info("all")["iterates"][m]``.
     regime : {"pl", "nonconvex"}, optional
         Which theorem sets the default T. Default: "pl" (Theorem 6.2) when
         ``output="last"`` *and* a public PL constant is known (``pl_constant`` given, or
@@ -286,14 +286,14 @@ def dp_gd(
     Returns
     -------
     PrivateFit
-        ``privacy_spent`` the exact budget; ``noise`` the calibration; ``iterations`` T;
-        ``gradient_evaluations`` n T; ``info`` the regime, ``theorem_steps`` and the
-        random index.
+        ``privacy_spent`` the exact budget; ``event`` the T Gaussian releases (their
+        ``sigma`` and ``sensitivity``); ``hyperparameters`` T (``steps``) and the regime;
+        ``info`` ``theorem_steps``, the random index and (``output="all"``) the iterates.
 
     References
     ----------
-    Seed 000: Wang, Ye, Xu. Differentially private empirical risk minimization revisited:
-    faster and more general. NeurIPS 2017, Algorithm 4, Theorems 6.1-6.3. Seed 004: Wang,
+    Wang, Ye, Xu. Differentially private empirical risk minimization revisited:
+    faster and more general. NeurIPS 2017, Algorithm 4, Theorems 6.1-6.3. Wang,
     Chen, Xu. Differentially private ERM with non-convex loss functions. ICML 2019,
     Algorithm 4. Dong, Roth, Su. Gaussian differential privacy. 2019.
     """
@@ -310,34 +310,35 @@ def dp_gd(
         regime = "pl" if output == "last" and pl_constant is not None else "nonconvex"
     elif regime == "pl" and pl_constant is None:
         raise ValueError(
-            "dp_gd: regime='pl' (seed 000 Theorem 6.2) needs a public pl_constant (its T grows linearly "
+            "dp_gd: regime='pl' (Wang, Ye, Xu 2017, Theorem 6.2) needs a public pl_constant (its T grows linearly "
             "in kappa = beta / mu_PL); pass pl_constant, or regime='nonconvex' / regime=None"
         )
     initial_gap = _positive("initial_gap", initial_gap)
+    # The GDP parameter of the budget only sets the default T (a utility choice); the
+    # noise comes from the calibration below.
     mu_gdp = gaussian_dp_mu(budget.epsilon, budget.delta)
     theorem_T = dp_gd_default_steps(regime, n=n, d=d, mu_gdp=mu_gdp, smoothness=beta, lipschitz=L,
                                     pl_constant=pl_constant, initial_gap=initial_gap)
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     eta = 1.0 / beta if step_size is None else check_step_size(step_size)
-    calibration = calibrate_vector_mechanism(budget, problem.gradient_sensitivity(), steps=T)
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gd")
 
     m = int(rng.integers(T))  # uniform on {0, ..., T-1}, independent of the data
     w0 = initial_point(problem, init)
-    w_last, w_m, path = noisy_gd_path(problem, calibration, w0, eta, T, rng, _bounded_constraint(problem),
+    w_last, w_m, path = noisy_gd_path(problem, calibration.event, w0, eta, T, rng, _bounded_constraint(problem),
                                       keep_index=m if output == "random" else None, keep_all=output == "all")
-    info = {"regime": regime, "theorem_steps": theorem_T}
+    info = {"theorem_steps": theorem_T}
     if output == "random":
         info["iterate_index"] = m
+    if output == "all":
+        info["iterates"] = path  # post-processing of the noisy gradients: private
     return PrivateFit(
         coef=w_m if output == "random" else w_last,
-        privacy_spent=calibration.budget,
+        privacy_spent=calibration.spent,
         algorithm="dp_gd",
+        event=calibration.event,
         hyperparameters={"steps": T, "step_size": eta, "output": output, "regime": regime,
                          "pl_constant": pl_constant, "initial_gap": initial_gap, "max_steps": max_steps},
-        noise=noise_record(calibration),
-        gradient_evaluations=n * T,
-        iterations=T,
-        trace={"iterates": path, "private": True} if output == "all" else {},
         info=info,
     )
 
@@ -345,7 +346,7 @@ def dp_gd(
 # -------------------------------------------------------------------------------- RRPSGD
 def random_round_distribution(step_sizes, smoothness: float) -> np.ndarray:
     """``P(R = k) = (2 eta_{k-1} - beta eta_{k-1}^2) / sum_r (2 eta_r - beta eta_r^2)``,
-    k = 1..T_max (seed 003 Theorem 5). Every ``eta_k`` must lie in ``(0, 2/beta)``.
+    k = 1..T_max (Zhang, Zheng, Mou, Wang 2017, Theorem 5). Every ``eta_k`` must lie in ``(0, 2/beta)``.
 
     Returns the array ``p`` with ``p[k-1] = P(R = k)``.
     """
@@ -354,7 +355,8 @@ def random_round_distribution(step_sizes, smoothness: float) -> np.ndarray:
     if etas.ndim != 1 or etas.size == 0:
         raise ValueError("step_sizes must be a non-empty 1-d array")
     if not (np.all(np.isfinite(etas)) and np.all(etas > 0) and np.all(etas < 2.0 / beta)):
-        raise ValueError(f"every step size must be in (0, 2/beta) = (0, {2.0 / beta:.6g}) (seed 003 Theorem 5)")
+        raise ValueError(f"every step size must be in (0, 2/beta) = (0, {2.0 / beta:.6g}) "
+                         "(Zhang, Zheng, Mou, Wang 2017, Theorem 5)")
     weights = 2.0 * etas - beta * etas * etas
     return weights / weights.sum()
 
@@ -363,7 +365,7 @@ def random_round_distribution(step_sizes, smoothness: float) -> np.ndarray:
     "rrpsgd",
     setting="smooth non-convex",
     guarantee="(epsilon, delta)",
-    source="seed 003 Alg. 2 (Theorems 4, 5)",
+    source="Zhang, Zheng, Mou, Wang 2017, Alg. 2 (Theorems 4, 5)",
     paper="Zhang, Zheng, Mou, Wang 2017 (Efficient private ERM for smooth objectives)",
     requires=("smooth", "lipschitz", "approximate_dp"),
     gradient_complexity="b R <= b T_max; default b = sqrt(n), T_max = n (the paper: b = 1, T_max = n^2)",
@@ -382,7 +384,7 @@ def rrpsgd(
     initial_gap: float = 1.0,
     init=None,
 ) -> PrivateFit:
-    """Random Round Private SGD (seed 003, Algorithm 2), mini-batch by default.
+    """Random Round Private SGD (Zhang, Zheng, Mou, Wang 2017, Algorithm 2), mini-batch by default.
 
     Draw R from ``P(R = k) ~ 2 eta_{k-1} - beta eta_{k-1}^2`` on ``{1, ..., T_max}``
     *before* the run (independently of the data), then run R noisy SGD steps
@@ -397,10 +399,12 @@ def rrpsgd(
     per-example gradients (replace-one sensitivity 2L) plus ``N(0, sigma^2 I)``. The
     output ``w_R`` is a function of the first R of the T_max releases, and R is drawn
     independently of the data, so the run is at most as revealing as all T_max steps:
-    sigma is the smallest noise that dp-accounting certifies for T_max subsampled
-    Gaussian steps of the sampling that runs (Poisson: PLD accountant; fixed-size batches
-    without replacement: RDP accountant; both REPLACE_ONE), via
-    :func:`~dperm.privacy.calibrate.subsampled_gaussian_sigma`. The paper's noise
+    sigma is the smallest noise the accountant certifies for the event of T_max
+    subsampled Gaussian steps of the sampling that runs (``PoissonSampledDpEvent``, or
+    ``SampledWithoutReplacementDpEvent`` for fixed-size batches, which under replace-one
+    has Poisson's per-step pair; both by the privacy-loss distribution, see
+    :mod:`dperm.privacy.events`), via :func:`~dperm.privacy.mechanisms.calibrate_and_charge`.
+    The paper's noise
     ``sigma^2 = 4 L^2 log(3n/delta) log(2/delta) / eps^2`` (Theorem 4, eps <= 1) comes
     from amplification plus strong composition and is looser; here the reported budget
     is the accountant's epsilon at T_max.
@@ -440,13 +444,13 @@ def rrpsgd(
     Returns
     -------
     PrivateFit
-        ``iterations`` = R (``info["rounds"]``, public: it does not depend on the data);
-        ``gradient_evaluations`` = b R (expected, under Poisson sampling);
+        ``info["rounds"]`` = R (public: drawn independently of the data); ``event`` the
+        T_max subsampled releases (``sigma``, ``sensitivity``, sampling rate);
         ``privacy_spent`` the accountant's epsilon at T_max (never above the target).
 
     References
     ----------
-    Seed 003: Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives.
+    Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives.
     IJCAI 2017, Algorithm 2, Theorems 4-5. Ghadimi, Lan. Stochastic first- and
     zeroth-order methods for nonconvex stochastic programming. SIAM J. Optim. 2013.
     """
@@ -486,10 +490,8 @@ def rrpsgd(
             raise ValueError(f"a step-size array must have shape (T_max,) = ({T_max},), got {etas.shape}")
         probabilities = random_round_distribution(etas, beta)
 
-    sensitivity = 2.0 * L  # of the batch sum, replace-one
-    accounting = dict(sensitivity=sensitivity, sampling_probability=b / n, steps=T_max, sampling=sampling, dataset_size=n)
-    sigma = subsampled_gaussian_sigma(budget.epsilon, budget.delta, **accounting)
-    spent = subsampled_gaussian_epsilon(sigma, delta=budget.delta, **accounting)
+    calibration = calibrate_and_charge(_sgd_steps_event(n, b, sampling, 2.0 * L, T_max), budget, "rrpsgd")
+    sigma = calibration.noise
     if isinstance(step_size, str):  # "theorem": Theorem 5's constant step
         s = math.sqrt(4.0 * L * L / b + d * (sigma / b) ** 2)
         d_f = math.sqrt(2.0 * initial_gap / beta)
@@ -511,32 +513,40 @@ def rrpsgd(
     w_R = w
     return PrivateFit(
         coef=w_R,
-        # The calibration certified epsilon <= target on its own PLD grid; the report may
-        # use another (equally valid) grid, so the smaller of the two is a valid bound.
-        privacy_spent=PrivacyBudget(min(spent, budget.epsilon), budget.delta),
+        privacy_spent=calibration.spent,
         algorithm="rrpsgd",
+        event=calibration.event,
         hyperparameters={"schedule": schedule, "batch_size": b, "max_steps": T_max, "sampling": sampling,
                          "step_size": eta if etas is None else etas, "initial_gap": initial_gap},
-        noise={"mechanism": "subsampled gaussian", "scale": sigma, "sensitivity": sensitivity,
-               "releases": T_max, "sampling_probability": b / n},
-        gradient_evaluations=b * R,
-        iterations=R,
         info={"rounds": R},
     )
 
 
+def _sgd_steps_event(n: int, batch_size: int, sampling: str, sensitivity: float, steps: int):
+    """x -> the event of ``steps`` releases of a batch sum (replace-one ``sensitivity``)
+    plus ``N(0, x^2 I)``, the batch drawn by ``sampling`` from n rows."""
+    if sampling == "poisson":
+        def make(x):
+            return ev.repeated(ev.PoissonSampledDpEvent(batch_size / n, ev.gaussian_release(x, sensitivity)), steps)
+    else:
+        def make(x):
+            return ev.repeated(ev.SampledWithoutReplacementDpEvent(n, batch_size, ev.gaussian_release(x, sensitivity)),
+                               steps)
+    return make
+
+
 # -------------------------------------------------------------------------------- DP-GLD
-def dp_gld_step_size(calibration: NoiseCalibration, inverse_temperature: float) -> float:
+def dp_gld_step_size(sigma: float, inverse_temperature: float) -> float:
     """The Langevin step ``eta = 2 / (beta s^2)`` whose noise ``sqrt(2 eta / beta) xi``
-    equals ``eta z`` with ``z ~ N(0, s^2 I)``, s the calibrated gradient-noise std."""
-    return 2.0 / (inverse_temperature * calibration.scale**2)
+    equals ``eta z`` with ``z ~ N(0, s^2 I)``, s = ``sigma`` the calibrated gradient-noise std."""
+    return 2.0 / (inverse_temperature * sigma**2)
 
 
 def dp_gld_default_schedule(
     *, n: int, d: int, mu_gdp: float, lipschitz: float, loss_smoothness: float, l2: float, max_steps: int,
     inverse_temperature: float | None = None,
 ) -> tuple[int, float, int]:
-    """(T, inverse temperature beta, theorem T) for DP-GLD, after seed 004 Theorem 2.
+    """(T, inverse temperature beta, theorem T) for DP-GLD, after Wang, Chen, Xu 2019, Theorem 2.
 
     With the exact calibration the step is ``eta = mu^2 n^2 / (2 beta T L^2)`` (mu the
     GDP parameter of the budget; Algorithm 1's ``eta = c n^2 eps^2 / (L^2 beta T
@@ -590,7 +600,7 @@ class LangevinStepWarning(UserWarning):
     "dp_gld",
     setting="smooth, l2-regularized, non-convex",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 1 (Theorems 1-3)",
+    source="Wang, Chen, Xu 2019, Alg. 1 (Theorems 1-3)",
     paper="Wang, Chen, Xu 2019 (Differentially private ERM with non-convex loss functions)",
     requires=("smooth", "lipschitz", "smooth_regularizer", "unconstrained", "approximate_dp"),
     gradient_complexity="n T, T = mu_GDP^2 n^2 (M + lambda)^2 / (2 beta L^2 lambda) (Thm 2); over the cap, "
@@ -608,14 +618,14 @@ def dp_gld(
     max_steps: int = 1000,
     init=None,
 ) -> PrivateFit:
-    """Differentially private gradient Langevin dynamics (seed 004, Algorithm 1).
+    """Differentially private gradient Langevin dynamics (Wang, Chen, Xu 2019, Algorithm 1).
 
     ``w_k = w_{k-1} - eta grad F_r(w_{k-1}) + sqrt(2 eta / beta) xi_{k-1}``, k = 1..T,
     ``xi ~ N(0, I_d)``, with ``F_r`` the mean loss plus ``(lambda/2) ||w||^2`` and beta
     the inverse temperature; the stationary law of the diffusion is the Gibbs measure
     ``exp(-beta F_r)``.
 
-    Assumptions (seed 004 Assumption 1): the hypothesis space is R^d (no constraint); the
+    Assumptions (Wang, Chen, Xu 2019, Assumption 1): the hypothesis space is R^d (no constraint); the
     regularizer is ``(lambda/2) ||w||^2`` with lambda > 0 (no l1 part); every loss is
     L-Lipschitz and M-smooth; no convexity.
 
@@ -624,7 +634,7 @@ def dp_gld(
     ``s = sqrt(2 / (eta beta))``: a full-batch Gaussian release of the mean loss gradient
     (sensitivity ``2L/n``), T times. T such releases are ``sqrt(T) (2L/n) / s``-GDP, so
     the budget fixes ``s = sqrt(T) (2L/n) / mu(eps, delta)``
-    (:func:`~dperm.privacy.calibrate.calibrate_vector_mechanism`) and the step size is
+    (:func:`~dperm.privacy.mechanisms.vector_mechanism`) and the step size is
     solved in closed form: ``eta = 2 / (beta s^2) = mu^2 n^2 / (2 beta T L^2)``
     (Algorithm 1's ``eta = c n^2 eps^2 / (L^2 beta T log(1/delta))``, constant exact).
 
@@ -662,8 +672,9 @@ def dp_gld(
     Returns
     -------
     PrivateFit
-        ``hyperparameters`` hold T, beta and the solved ``step_size``; ``noise`` the
-        gradient-unit noise std s; ``privacy_spent`` the exact budget.
+        ``hyperparameters`` hold T, beta and the solved ``step_size``; ``event`` the T
+        Gaussian releases of gradient-unit noise std s (``sigma``); ``info["langevin_std"]``
+        ``sqrt(2 eta / beta)``; ``privacy_spent`` the exact budget.
 
     Warns
     -----
@@ -673,7 +684,7 @@ def dp_gld(
 
     References
     ----------
-    Seed 004: Wang, Chen, Xu. Differentially private empirical risk minimization with
+    Wang, Chen, Xu. Differentially private empirical risk minimization with
     non-convex loss functions. ICML 2019, Algorithm 1, Theorems 1-3. Raginsky, Rakhlin,
     Telgarsky. Non-convex learning via stochastic gradient Langevin dynamics. COLT 2017.
     """
@@ -682,13 +693,15 @@ def dp_gld(
     lam = problem.regularizer.l2
     if not lam > 0:
         raise AssumptionError(
-            "dp_gld (seed 004 Alg. 1) needs an l2 regularizer (lambda/2)||w||^2 with lambda > 0 "
-            "(seed 004 Assumption 1): pass regularizer=('l2', lambda)."
+            "dp_gld (Wang, Chen, Xu 2019, Alg. 1) needs an l2 regularizer (lambda/2)||w||^2 with lambda > 0 "
+            "(Wang, Chen, Xu 2019, Assumption 1): pass regularizer=('l2', lambda)."
         )
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     M = problem.constants.loss_smoothness
     if inverse_temperature is not None:
         inverse_temperature = _positive("inverse_temperature", inverse_temperature)
+    # The GDP parameter of the budget only sets the default schedule (a utility choice);
+    # the noise, hence the step size, comes from the calibration below.
     mu_gdp = gaussian_dp_mu(budget.epsilon, budget.delta)
     cap = check_steps("max_steps", max_steps)
     if steps is None:
@@ -700,8 +713,8 @@ def dp_gld(
         beta = max(4.0 / lam, float(d), math.log(n)) if inverse_temperature is None else inverse_temperature
         theorem_T = dp_gld_default_schedule(n=n, d=d, mu_gdp=mu_gdp, lipschitz=L, loss_smoothness=M, l2=lam,
                                             max_steps=math.inf, inverse_temperature=beta)[2]
-    calibration = calibrate_vector_mechanism(budget, problem.gradient_sensitivity(), steps=T)
-    eta = dp_gld_step_size(calibration, beta)
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gld")
+    eta = dp_gld_step_size(calibration.noise, beta)
     if eta * (M + lam) >= 2.0:
         warnings.warn(
             f"dp_gld: the step size solved from the budget, eta={eta:.4g}, exceeds 2/(M + lambda)="
@@ -713,19 +726,17 @@ def dp_gld(
 
     j = int(rng.integers(1, T + 1))  # uniform on {1, ..., T}, independent of the data
     w0 = initial_point(problem, init)
-    w_last, w_j, _ = noisy_gd_path(problem, calibration, w0, eta, T, rng, None,
+    w_last, w_j, _ = noisy_gd_path(problem, calibration.event, w0, eta, T, rng, None,
                                    keep_index=j if output == "random" else None)
-    info = {"theorem_steps": theorem_T}
+    info = {"theorem_steps": theorem_T, "langevin_std": math.sqrt(2.0 * eta / beta)}
     if output == "random":
         info["iterate_index"] = j
     return PrivateFit(
         coef=w_j if output == "random" else w_last,
-        privacy_spent=calibration.budget,
+        privacy_spent=calibration.spent,
         algorithm="dp_gld",
+        event=calibration.event,
         hyperparameters={"steps": T, "inverse_temperature": beta, "step_size": eta, "output": output,
                          "max_steps": max_steps},
-        noise=noise_record(calibration, langevin_std=math.sqrt(2.0 * eta / beta)),
-        gradient_evaluations=n * T,
-        iterations=T,
         info=info,
     )

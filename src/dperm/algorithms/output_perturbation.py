@@ -1,9 +1,9 @@
 """Output perturbation: of an (approximate) exact minimizer, and of T gradient-descent steps.
 
-Both release ``w + z`` once, with z from the one general vector mechanism of
-``privacy/calibrate.py`` (L2-Laplace for epsilon-DP, analytic Gaussian for
-(epsilon, delta)-DP) scaled to an L2 sensitivity computed for the iterate actually
-released.
+Both release ``w + z`` once, with z from the one general vector mechanism
+(:func:`dperm.privacy.mechanisms.vector_mechanism`: L2-Laplace for epsilon-DP, analytic
+Gaussian for (epsilon, delta)-DP) scaled to an L2 sensitivity computed for the iterate
+actually released.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import calibrate_vector_mechanism
+from ..privacy.mechanisms import release as noisy_release
+from ..privacy.mechanisms import vector_mechanism
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
-from ._common import check_step_size, check_steps, initial_point, noise_record, start
-from .registry import check_assumptions, get, register
+from ._common import check_step_size, check_steps, initial_point, start
+from .auto import strongly_convex_smooth
+from .registry import AutoRule, check_assumptions, get, register
 
 __all__ = [
     "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
@@ -34,35 +36,34 @@ class PreparedRelease:
 
     Everything here is computed without randomness, so repeated private releases of one
     problem (benchmarks, ``dperm bench table3``) may share it and redraw only the noise;
-    each release is then a fresh run of the mechanism with the stated guarantee.
+    each release is then a fresh run of the mechanism with the stated guarantee (and is
+    charged as such by :meth:`release`). ``diagnostics`` holds the non-private solver's
+    bookkeeping (never released).
     """
 
     algorithm: str
     point: np.ndarray
-    calibration: object  # privacy.calibrate.NoiseCalibration
+    calibration: object  # privacy.accountant.Calibration
     hyperparameters: dict
-    iterations: int
-    gradient_evaluations: int
-    noise_extra: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    diagnostics: dict = field(default_factory=dict)
 
     def draw(self, problem: ERMProblem, rng) -> np.ndarray:
         """``point + z``, projected back onto a bounded C (post-processing)."""
-        w_priv = self.point + self.calibration.sample(rng, problem.n_features)
+        w_priv = noisy_release(rng, self.point, self.calibration.event)
         if problem.constraint.bounded:
             w_priv = problem.constraint.project(w_priv)
         return w_priv
 
-    def release(self, problem: ERMProblem, rng) -> PrivateFit:
+    def release(self, problem: ERMProblem, rng, *, diagnostics: bool = False) -> PrivateFit:
         return PrivateFit(
             coef=self.draw(problem, rng),
-            privacy_spent=self.calibration.budget,
+            privacy_spent=self.calibration.spent,
             algorithm=self.algorithm,
+            event=self.calibration.event,
             hyperparameters=dict(self.hyperparameters),
-            noise=noise_record(self.calibration, **self.noise_extra),
-            gradient_evaluations=self.gradient_evaluations,
-            iterations=self.iterations,
             info=dict(self.info),
+            diagnostics=dict(self.diagnostics) if diagnostics else {},
         )
 
 
@@ -78,11 +79,15 @@ def _check(name: str, problem: ERMProblem, budget: PrivacyBudget) -> None:
     "output_perturbation",
     setting="strongly convex",
     guarantee="epsilon or (epsilon, delta)",
-    source="seed 002 Alg. 3 (output perturbation step; after Chaudhuri et al. 2011)",
+    source="Bassily, Smith, Thakurta 2014, Alg. 3 (output perturbation step; after Chaudhuri et al. 2011)",
     paper="Bassily, Smith, Thakurta 2014; Chaudhuri, Monteleoni, Sarwate 2011",
-    requires=("convex", "strongly_convex", "lipschitz", "smooth"),
+    # margin_loss: the argmin sensitivity 2L/(n mu) needs the loss's convexity and the
+    # bound L to hold for the true gradients; a custom loss only declares them
+    requires=("convex", "strongly_convex", "lipschitz", "smooth", "margin_loss"),
     gradient_complexity="a non-private solve to a certified tolerance (Newton-CG)",
     summary="perturb an approximate minimizer whose optimality residual is certified",
+    auto=AutoRule(3, lambda p, b: strongly_convex_smooth(p, b) and p.regularizer.is_smooth,
+                  'strongly convex and smooth: output perturbation of the minimizer'),
 )
 def output_perturbation(
     problem: ERMProblem,
@@ -90,6 +95,7 @@ def output_perturbation(
     *,
     rng=None,
     tolerance: float | None = None,
+    diagnostics: bool = False,
 ) -> PrivateFit:
     """Output perturbation of an approximate minimizer of a strongly convex F.
 
@@ -108,9 +114,15 @@ def output_perturbation(
         ``delta == 0``: epsilon-DP with L2-Laplace noise; ``delta > 0``:
         (epsilon, delta)-DP with analytic Gaussian noise.
     rng : None, int or numpy.random.Generator
-        Source of the noise.
+        Source of the noise. ``None`` (the production path): the floating-point-safe
+        release of :mod:`dperm.privacy.secure_release` (grid rounding plus exact discrete
+        noise from the operating system's secure generator; docs/privacy.md). A seed or a
+        Generator: NumPy's floating-point noise, reproducible, for experiments only.
     tolerance : float, optional
         Public residual target; default ``1e-3 L / n`` (adds 0.1% to the sensitivity).
+    diagnostics : bool, default False
+        Fill ``PrivateFit.diagnostics`` with the non-private solver's iteration count
+        (NOT private: for debugging only).
 
     Returns
     -------
@@ -127,32 +139,36 @@ def output_perturbation(
     Seed 002 (Bassily, Smith, Thakurta 2014), Algorithm 3 step 1; Chaudhuri et al.
     2011; the approximate-minimizer correction follows the remark of ALGORITHMS.md.
     """
+    secure = rng is None  # the production path: floating-point-safe noise from the OS
     rng = start("output_perturbation", problem, budget, rng)
-    return prepare_output_perturbation(problem, budget, tolerance=tolerance).release(problem, rng)
+    prepared = prepare_output_perturbation(problem, budget, tolerance=tolerance, secure=secure)
+    return prepared.release(problem, rng, diagnostics=diagnostics)
 
 
-def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None) -> PreparedRelease:
+def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, tolerance: float | None = None,
+                                secure: bool = False) -> PreparedRelease:
     """The deterministic part of :func:`output_perturbation` (same checks and defaults)."""
     _check("output_perturbation", problem, budget)
     n, L, mu = problem.n_samples, problem.lipschitz, problem.strong_convexity
     tolerance = 1e-3 * L / n if tolerance is None else float(tolerance)
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
+    sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
+    calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
+                                   dim=problem.n_features)  # before the data is read
     solution = solve_reference(problem, tol=tolerance)
     if not solution.residual <= tolerance:
         raise RuntimeError(
-            f"the solver reached residual {solution.residual:.3g} > tolerance {tolerance:.3g}; "
-            "nothing was released. Raise `tolerance` (it enters the sensitivity)."
+            f"the solver did not reach the tolerance {tolerance:.3g}; nothing was released. "
+            "Raise `tolerance` (it enters the sensitivity)."
         )
-    sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     return PreparedRelease(
         algorithm="output_perturbation",
         point=solution.coef,
-        calibration=calibrate_vector_mechanism(budget, sensitivity),
+        calibration=calibration,
         hyperparameters={"tolerance": tolerance},
-        iterations=solution.iterations,
-        gradient_evaluations=n * solution.iterations,
-        noise_extra={"minimizer_sensitivity": 2.0 * L / (n * mu)},
+        info={"minimizer_sensitivity": 2.0 * L / (n * mu)},
+        diagnostics={"solver_iterations": solution.iterations},
     )
 
 
@@ -202,11 +218,15 @@ def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) ->
     "gd_output_perturbation",
     setting="convex or strongly convex, smooth",
     guarantee="epsilon or (epsilon, delta)",
-    source="seed 003 Alg. 1",
+    source="Zhang, Zheng, Mou, Wang 2017, Alg. 1",
     paper="Zhang, Zheng, Mou, Wang 2017",
-    requires=("convex", "smooth", "lipschitz"),
+    # margin_loss: the contraction of GD steps needs the declared convexity and
+    # smoothness to be true, which a custom loss's clipped gradients do not guarantee
+    requires=("convex", "smooth", "lipschitz", "margin_loss"),
     gradient_complexity="n T, T = O(kappa log n) strongly convex, O(n^(2/3)) convex",
     summary="T steps of full gradient descent, then noise scaled to the exact GD sensitivity",
+    auto=AutoRule(7, lambda p, b: p.is_convex and p.is_smooth and p.regularizer.is_smooth,
+                  'convex and smooth: output-perturbation gradient descent'),
 )
 def gd_output_perturbation(
     problem: ERMProblem,
@@ -245,14 +265,19 @@ def gd_output_perturbation(
         bounded C, else L / mu when mu > 0 (where the minimizer provably lies), else 1.
     init : array-like, optional
         Public starting point w_0 (default zeros).
+    rng : None, int or numpy.random.Generator
+        ``None``: the floating-point-safe release (as :func:`output_perturbation`); a seed
+        or a Generator: NumPy's reproducible floating-point noise, for experiments.
 
     References
     ----------
     Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives. IJCAI 2017
     (seed 003), Algorithm 1, Lemmas 2-3, Theorems 2-3.
     """
+    secure = rng is None  # the production path: floating-point-safe noise from the OS
     rng = start("gd_output_perturbation", problem, budget, rng)
-    prepared = prepare_gd_output_perturbation(problem, budget, step_size=step_size, steps=steps, radius=radius, init=init)
+    prepared = prepare_gd_output_perturbation(problem, budget, step_size=step_size, steps=steps, radius=radius, init=init,
+                                              secure=secure)
     return prepared.release(problem, rng)
 
 
@@ -264,6 +289,7 @@ def prepare_gd_output_perturbation(
     steps: int | None = None,
     radius: float | None = None,
     init=None,
+    secure: bool = False,
 ) -> PreparedRelease:
     """The deterministic part of :func:`gd_output_perturbation` (same checks and defaults)."""
     _check("gd_output_perturbation", problem, budget)
@@ -275,6 +301,8 @@ def prepare_gd_output_perturbation(
     eta = (1.0 / (mu + beta) if mu > 0 else 1.0 / beta) if step_size is None else check_step_size(step_size)
     T = _default_steps(problem, budget, radius) if steps is None else check_steps("steps", steps)
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
+    calibration = vector_mechanism(budget, sensitivity, label="gd_output_perturbation", secure=secure,
+                                   dim=problem.n_features)  # before the data is read
 
     w = gradient_descent(problem, eta, T, initial_point(problem, init))
 
@@ -284,10 +312,8 @@ def prepare_gd_output_perturbation(
     return PreparedRelease(
         algorithm="gd_output_perturbation",
         point=w,
-        calibration=calibrate_vector_mechanism(budget, sensitivity),
+        calibration=calibration,
         hyperparameters={"step_size": eta, "steps": T, "radius": radius},
-        iterations=T,
-        gradient_evaluations=n * T,
         info=info,
     )
 

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["AlgorithmInfo", "AssumptionError", "register", "get", "names", "list_algorithms", "check_assumptions"]
+__all__ = ["AlgorithmInfo", "AutoRule", "AssumptionError", "register", "get", "names", "list_algorithms", "check_assumptions"]
 
 
 class AssumptionError(ValueError):
@@ -49,6 +49,11 @@ _REQUIREMENTS: dict[str, tuple[Callable, str]] = {
         "a smooth regularizer (no l1 part)",
     ),
     "unconstrained": (lambda p, b: not p.constraint.bounded, "an unconstrained problem"),
+    "compiled_loss": (
+        lambda p, b: not getattr(p, "_custom", False),
+        "a built-in loss: its compiled per-example kernels serve the built-in losses only "
+        "(a custom loss runs with noisy_gd, dp_gd, dp_gld or dp_fw_l2)",
+    ),
     "margin_loss": (
         lambda p, b: not getattr(p, "_custom", False),
         "a built-in margin (GLM) loss: its accounting rests on the structure phi(<w, x>, y) "
@@ -59,8 +64,22 @@ _REQUIREMENTS: dict[str, tuple[Callable, str]] = {
 
 
 @dataclass(frozen=True)
+class AutoRule:
+    """When ``algorithm="auto"`` takes this algorithm: rules are tried by ascending
+    ``priority``; the first whose ``condition(problem, budget)`` holds and whose
+    algorithm's assumptions the problem meets is taken. Conditions read only declared
+    properties, the shape (n, d) and the budget, never the data."""
+
+    priority: int
+    condition: Callable
+    reason: str
+
+
+@dataclass(frozen=True)
 class AlgorithmInfo:
-    """Metadata of one algorithm of the catalogue."""
+    """One entry of the catalogue: the algorithm, its metadata, its assumptions, its
+    ``solver="auto"`` rule and its paper's utility bound (``bound``, from
+    :mod:`dperm.theory`, None where the papers give none)."""
 
     name: str
     fit: Callable
@@ -71,7 +90,21 @@ class AlgorithmInfo:
     requires: tuple[str, ...] = ()
     gradient_complexity: str = ""
     summary: str = ""
+    auto: AutoRule | None = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def bound(self):
+        """The paper's bound (:class:`dperm.theory.AlgorithmBound`), or None."""
+        from .. import theory
+
+        return theory.BOUNDS.get(self.name)
+
+    @property
+    def gradient_complexity_bound(self):
+        from .. import theory
+
+        return theory.GRADIENT_COMPLEXITIES.get(self.name)
 
     def as_row(self) -> dict:
         return {
@@ -108,6 +141,11 @@ def get(name: str) -> AlgorithmInfo:
         return _REGISTRY[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown algorithm {name!r}; choose one of {names()}") from None
+
+
+def auto_rules() -> list[AlgorithmInfo]:
+    """The registered algorithms that ``algorithm="auto"`` may choose, by priority."""
+    return sorted((info for info in _REGISTRY.values() if info.auto is not None), key=lambda i: i.auto.priority)
 
 
 def names() -> list[str]:

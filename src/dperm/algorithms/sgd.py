@@ -2,9 +2,9 @@
 
 Each step samples a batch, sums its per-example loss gradients (each of norm <= L, so
 the sum has replace-one sensitivity 2L), adds ``N(0, sigma^2 I)`` and divides by the
-batch size. Privacy is accounted by dp-accounting for the sampling actually used:
-fixed-size batches without replacement (RDP, replace-one) or Poisson sampling (PLD,
-replace-one). The per-example loop runs compiled (numba); randomness is drawn in blocks
+batch size. Its event is T subsampled Gaussian releases, for the sampling actually used
+(Poisson, or fixed-size batches without replacement, which under replace-one have the same
+per-step pair: both by PLD, see :mod:`dperm.privacy.events`). The per-example loop runs compiled (numba); randomness is drawn in blocks
 from the caller's Generator.
 """
 
@@ -16,14 +16,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import subsampled_gaussian_epsilon, subsampled_gaussian_sigma
+from ..privacy import events as ev
+from ..privacy.mechanisms import calibrate_and_charge
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
 from ._common import check_steps, initial_point, projection_of, start
 from .registry import register
 
-__all__ = ["dp_sgd", "run_noisy_sgd"]
+__all__ = ["dp_sgd", "run_noisy_sgd", "sgd_event"]
 
 _BLOCK = 512  # steps per compiled call: bounds the memory of the pre-drawn randomness
 
@@ -92,7 +93,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     guarantee="(epsilon, delta)",
     source="seed 002 Alg. 1",
     paper="Bassily, Smith, Thakurta 2014",
-    requires=("convex", "lipschitz", "bounded_domain", "approximate_dp"),
+    requires=("convex", "lipschitz", "bounded_domain", "approximate_dp", "compiled_loss"),
     gradient_complexity="b T; the paper's schedule is b = 1, T = n^2",
     summary="noisy mini-batch SGD with subsampled-Gaussian accounting (dp-accounting)",
 )
@@ -126,9 +127,9 @@ def dp_sgd(
         Default ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1``
         between sampling rate and steps (T = n^2 at b = 1).
     sampling : {"poisson", "without_replacement"}
-        Fixed-size uniform batches (accounted by RDP, replace-one) or Poisson sampling
-        with rate b/n (accounted by PLD, replace-one). The accountant always matches the
-        sampling that runs.
+        Fixed-size uniform batches without replacement, or Poisson sampling with rate b/n;
+        under replace-one both have the same per-step privacy-loss pair and are accounted
+        by the same PLD (tight). The event always matches the sampling that runs.
     step_size : "theorem" or float
         "theorem" (seed 002 Theorem 2.4): ``eta_t = 1 / (mu t)`` when F is mu-strongly
         convex, else ``eta_t = ||C|| / (G sqrt t)`` with ||C|| the diameter of C and
@@ -158,10 +159,8 @@ def dp_sgd(
     if b > n:
         raise ValueError(f"batch_size {b} exceeds the number of rows {n}")
     T = max(1, math.ceil(n * n / (b * b))) if steps is None else check_steps("steps", steps)
-    sensitivity = 2.0 * L  # of the batch sum, replace-one
-    accounting = dict(sensitivity=sensitivity, sampling_probability=b / n, steps=T, sampling=sampling, dataset_size=n)
-    sigma = subsampled_gaussian_sigma(budget.epsilon, budget.delta, **accounting)
-    spent = subsampled_gaussian_epsilon(sigma, delta=budget.delta, **accounting)
+    calibration = calibrate_and_charge(lambda x: sgd_event(x, 2.0 * L, n, b, T, sampling), budget, "dp_sgd")
+    sigma = calibration.noise
 
     domain = problem.effective_constraint()
     R = domain.l2_radius(d)
@@ -190,12 +189,21 @@ def dp_sgd(
                                   steps=T)
     return PrivateFit(
         coef=w_last if output == "last" else w_avg,
-        # The calibration certified epsilon <= target at its own PLD grid; the report may
-        # use another (equally valid) grid, so the smaller of the two is a valid bound.
-        privacy_spent=PrivacyBudget(min(spent, budget.epsilon), budget.delta),
+        privacy_spent=calibration.spent,
         algorithm="dp_sgd",
+        event=calibration.event,
         hyperparameters={"batch_size": b, "steps": T, "sampling": sampling, "step_size": step_size, "output": output},
-        noise={"mechanism": "subsampled gaussian", "scale": sigma, "sensitivity": sensitivity, "releases": T, "sampling_probability": b / n},
-        gradient_evaluations=b * T,
-        iterations=T,
     )
+
+
+def sgd_event(sigma: float, sensitivity: float, n: int, batch_size: int, steps: int, sampling: str):
+    """The event of T noisy batch-sum releases: Poisson sampling with rate b/n, or uniform
+    fixed-size batches of b rows without replacement."""
+    release = ev.gaussian_release(sigma, sensitivity)
+    if batch_size >= n:
+        return ev.repeated(release, steps)
+    if sampling == "poisson":
+        step = ev.PoissonSampledDpEvent(batch_size / n, release)
+    else:
+        step = ev.SampledWithoutReplacementDpEvent(n, batch_size, release)
+    return ev.repeated(step, steps)

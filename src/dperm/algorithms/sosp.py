@@ -1,6 +1,6 @@
-"""Private second-order stationary points (seed 004, Section 5): ``dp_sosp`` and ``dp_gd_so``.
+"""Private second-order stationary points (Wang, Chen, Xu 2019, Section 5): ``dp_sosp`` and ``dp_gd_so``.
 
-An alpha-second-order stationary point (alpha-SOSP, seed 004 Definition 9) of a
+An alpha-second-order stationary point (alpha-SOSP, Wang, Chen, Xu 2019, Definition 9) of a
 twice-differentiable F is a w with ``||grad F(w)|| <= alpha`` and
 ``lambda_min(grad^2 F(w)) >= -sqrt(rho alpha)``, rho the Hessian-Lipschitz constant.
 
@@ -14,6 +14,9 @@ twice-differentiable F is a w with ``||grad F(w)|| <= alpha`` and
   ``min (u - w)^T H (u - w)`` over ``C cap {g^T (u - w) <= r}`` (a trust-region problem
   with one linear constraint), solved exactly by :func:`ball_halfspace_quadratic`.
 
+The sub-problem solvers and the noise bounds live in
+:mod:`dperm.algorithms._sosp_subproblems` (re-exported here).
+
 Privacy: every release is a full-batch Gaussian mechanism
 -------------------------------------------------------------
 *Gradients.* The mean loss gradient has replace-one L2 sensitivity ``Delta_g = 2 L / n``.
@@ -22,14 +25,15 @@ Privacy: every release is a full-batch Gaussian mechanism
 rank-one matrix of Frobenius (and operator) norm ``|phi''| ||x||^2 <= beta_phi R^2 =
 beta`` (``problem.constants.loss_smoothness``; the l2 regularizer's ``mu I`` is data
 independent). Replacing one row moves the mean Hessian by at most ``2 beta / n`` in
-Frobenius norm. (Seed 004's ``sigma_2^2 ~ d M^2 T log(1/delta) / (n eps)^2`` carries an
+Frobenius norm. (Wang, Chen, Xu 2019's ``sigma_2^2 ~ d M^2 T log(1/delta) / (n eps)^2`` carries an
 extra factor d from bounding a general Hessian's Frobenius norm by ``sqrt(d)`` times its
-operator norm; for rank-one per-example Hessians it is not needed. A custom, non-margin
-loss gets exactly that: ``2 sqrt(d) beta / n`` with beta its *declared* smoothness, see
-:func:`hessian_sensitivity`.)
+operator norm; for rank-one per-example Hessians it is not needed.) Both algorithms
+refuse a custom loss (requirement ``margin_loss``): its Hessian-vector products are not
+clipped, so the sensitivity of its central-difference or declared Hessians would rest on
+a smoothness dperm cannot enforce.
 
 The noisy Hessian is ``H + E`` with E symmetric, its upper triangle (diagonal included)
-i.i.d. ``N(0, sigma_2^2)`` and the lower triangle copied (seed 004 Algorithm 5, step 5;
+i.i.d. ``N(0, sigma_2^2)`` and the lower triangle copied (Wang, Chen, Xu 2019, Algorithm 5, step 5;
 :func:`~dperm.privacy.noise.symmetric_gaussian_matrix`). Releasing it is exactly the
 Gaussian mechanism on the vector ``v(H) = (H_ii)_i ++ (H_ij)_{i<j}`` of the d(d+1)/2
 upper-triangular entries *without* any rescaling, followed by the public map
@@ -45,9 +49,13 @@ different distribution from the paper's, which we keep. A release of std ``sigma
 sensitivity Delta is ``Delta / sigma``-Gaussian-DP, and adaptive compositions of
 Gaussian-DP mechanisms compose as ``mu^2 = sum_i mu_i^2`` (Dong, Roth, Su 2019), exactly.
 
-Both algorithms account the worst case of every release they might make (selection or
-stopping early only skips releases, which is post-processing of a run that made them
-all), so the reported ``privacy_spent`` is the whole budget whatever the outcome.
+Both algorithms describe the worst case of every release they might make as one event
+(:mod:`dperm.privacy.events`: a composition of Gaussian releases, one phase per kind of
+release, whose standard deviations all scale with one noise level x in the ratios set by
+the phase split and the Hessian share) and take x from the accountant's calibration
+(selection or stopping early only skips releases, which is post-processing of a run that
+made them all), so the reported ``privacy_spent`` is the whole budget whatever the
+outcome.
 
 High-probability noise bounds (used to certify, stated with their proofs)
 ------------------------------------------------------------------------
@@ -65,7 +73,7 @@ Borell-TIS inequality gives ``P(lambda_max(E) > s (2 sqrt(d) + 2 sqrt(ln(1/p))))
 References
 ----------
 .. [1] Wang, Chen, Xu. Differentially private empirical risk minimization with
-   non-convex loss functions. ICML 2019 (seed 004), Algorithms 4-6, Theorems 7-9.
+   non-convex loss functions. ICML 2019, Algorithms 4-6, Theorems 7-9.
 .. [2] Dong, Roth, Su. Gaussian differential privacy. JRSS-B 2022 (arXiv 2019).
 .. [3] Mokhtari, Ozdaglar, Jadbabaie. Escaping saddle points in constrained
    optimization. NeurIPS 2018 (the second-order step of Algorithm 6).
@@ -81,19 +89,27 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import optimize
 
+from .. import theory
+from ..privacy import events as ev
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import gaussian_dp_mu
+from ..privacy.gaussian_dp import gaussian_dp_mu
+from ..privacy.mechanisms import calibrate_and_charge, sample_release, single_release
 from ..privacy.noise import symmetric_gaussian_matrix
-from ..privacy.phases import GaussianPhase, phases_epsilon
 from ..problem.constraints import L2Ball
 from ..problem.erm import ERMProblem
 from ..problem.losses import Biweight, MarginLoss, SigmoidSquared
 from ..result import PrivateFit
-from .. import theory
 from ._common import check_step_size, check_steps, initial_point, start
-from .gradient_descent import noisy_gradient_steps
+from ._sosp_subproblems import (
+    ball_halfspace_quadratic,
+    candidate_indices,
+    check_probability,
+    gaussian_norm_bound,
+    symmetric_noise_eigenvalue_bound,
+    trust_region_subproblem,
+)
+from .nonconvex_gd import noisy_gd_path
 from .registry import AssumptionError, register
 
 __all__ = [
@@ -107,276 +123,33 @@ __all__ = [
 ]
 
 _PHI = 1.0  # approximation factor of the sub-problem solver: exact, so Phi = 1
-_DEFAULT_CANDIDATES = 4  # dp_sosp: default number of candidate iterates K (see its docstring)
 
 
-# ------------------------------------------------------------------ sensitivities, bounds
+# ------------------------------------------------------------------------ sensitivities
 def hessian_sensitivity(problem: ERMProblem) -> float:
-    """Replace-one sensitivity of the mean Hessian, in Frobenius norm.
+    """Replace-one sensitivity of the mean Hessian of a margin loss, in Frobenius norm.
 
-    Margin losses: ``2 beta / n`` with ``beta = beta_phi R^2`` the loss part's smoothness;
-    per-example Hessians ``phi'' x x^T`` are rank one with Frobenius norm
-    ``|phi''| ||x||^2 <= beta``. Any other loss (a user-declared custom loss): the
-    per-example Hessian has operator norm ``<= beta`` (the declared smoothness) and rank
-    ``<= d``, so Frobenius norm ``<= sqrt(d) beta`` and the sensitivity is
-    ``2 sqrt(d) beta / n`` (seed 004's factor d in sigma_2^2). For a custom loss this rests
-    on the *declared* smoothness, which dperm cannot enforce on Hessians. The value also
-    bounds the L2 sensitivity of the vector of upper-triangular entries (module notes).
+    ``2 beta / n`` with ``beta = beta_phi R^2`` the loss part's smoothness: per-example
+    Hessians ``phi'' x x^T`` are rank one with Frobenius norm ``|phi''| ||x||^2 <= beta``.
+    The value also bounds the L2 sensitivity of the vector of upper-triangular entries
+    (module notes). A custom loss has no such structure (and its Hessians are computed
+    from unclipped gradients): AssumptionError.
     """
-    beta = problem.constants.loss_smoothness
     if not isinstance(problem.loss, MarginLoss):
-        beta *= math.sqrt(problem.n_features)
-    return 2.0 * beta / problem.n_samples
-
-
-def _check_probability(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not (0.0 < value < 1.0):
-        raise ValueError(f"{name} must be in (0, 1), got {value}")
-    return value
-
-
-def gaussian_norm_bound(scale: float, dim: int, failure_probability: float) -> float:
-    """``t`` with ``P(||z||_2 > t) <= p`` for ``z ~ N(0, scale^2 I_dim)``.
-
-    ``t = scale (sqrt(dim) + sqrt(2 ln(1/p)))`` (Gaussian concentration of the
-    1-Lipschitz norm around its mean, which is at most ``scale sqrt(dim)``).
-    """
-    p = _check_probability("failure_probability", failure_probability)
-    return float(scale) * (math.sqrt(dim) + math.sqrt(2.0 * math.log(1.0 / p)))
-
-
-def symmetric_noise_eigenvalue_bound(scale: float, dim: int, failure_probability: float) -> float:
-    """``t`` with ``P(lambda_max(E) > t) <= p`` (and the same for ``-lambda_min(E)``).
-
-    E is the symmetric dim x dim matrix whose upper triangle (diagonal included) is i.i.d.
-    ``N(0, scale^2)``: ``t = scale (2 sqrt(dim) + 2 sqrt(ln(1/p)))`` by Sudakov-Fernique
-    and Borell-TIS (module notes). For ``||E||_op`` use ``p / 2``.
-    """
-    p = _check_probability("failure_probability", failure_probability)
-    return float(scale) * (2.0 * math.sqrt(dim) + 2.0 * math.sqrt(math.log(1.0 / p)))
-
-
-# --------------------------------------------------------------- trust-region sub-solvers
-def _tr_candidates(H: np.ndarray, b: np.ndarray, radius: float, tiebreak=None) -> list[np.ndarray]:
-    """Feasible points among which the minimizer of ``b^T s + s^T H s / 2`` over
-    ``||s|| <= radius`` lies: the global minimizer (interior, easy or hard case) and the
-    KKT points on the sphere with multiplier in ``(-lambda_2, -lambda_1)``, which hold
-    the local-non-global minimizer when there is one (Martínez 1994)."""
-    d = b.size
-    lam, V = np.linalg.eigh(0.5 * (H + H.T))
-    beta = V.T @ b
-    scale = max(float(np.max(np.abs(lam))), float(np.linalg.norm(b)) / radius, np.finfo(float).tiny)
-    out: list[np.ndarray] = []
-
-    def s_of(m):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return -beta / (lam + m)
-
-    def norm_of(m):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(beta == 0.0, 0.0, beta / (lam + m))
-        return float(np.linalg.norm(q))
-
-    # Interior: H positive definite and the Newton point inside the ball.
-    if lam[0] > 0:
-        s = -beta / lam
-        if np.linalg.norm(s) <= radius:
-            return [V @ s]
-    lo = max(0.0, -lam[0])
-    near = lam <= lam[0] + 1e-12 * scale
-    # Hard-case point: multiplier -lambda_1, the minimal eigenspace filled up to the sphere.
-    if lam[0] <= 0:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(near, 0.0, -beta / (lam + lo))
-        p_norm = float(np.linalg.norm(p))
-        if p_norm <= radius:
-            Vn = V[:, near]
-            direction = Vn @ (Vn.T @ b)
-            if np.linalg.norm(direction) <= 1e-14 * max(1.0, float(np.linalg.norm(b))) and tiebreak is not None:
-                direction = Vn @ (Vn.T @ tiebreak)
-            if np.linalg.norm(direction) == 0.0:
-                direction = V[:, 0]
-            direction = -direction / np.linalg.norm(direction)
-            tau = math.sqrt(max(radius * radius - p_norm * p_norm, 0.0))
-            out.append(V @ p + tau * direction)
-    # Easy case: the multiplier m > lo with ||s(m)|| = radius (||s|| decreases in m).
-    if norm_of(lo) > radius:
-        hi = lo + float(np.linalg.norm(b)) / radius + 1e-300
-        while norm_of(hi) > radius:  # rounding only
-            hi = hi * 2.0 + 1e-300
-        m = optimize.brentq(lambda t: 1.0 / radius - 1.0 / max(norm_of(t), 1e-300), lo, hi,
-                            xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
-        out.append(V @ s_of(m))
-    # KKT points with multiplier in (max(0, -lambda_2), -lambda_1): local-non-global candidates.
-    # There psi(m) = ||s(m)||^2 is convex and infinite at -lambda_1 (beta_1 != 0): find its
-    # minimum, then the roots of psi = radius^2 on either side of it.
-    if d >= 2 and lam[0] < 0 and lam[1] > lam[0] and beta[0] != 0.0:
-        left, right = max(0.0, -lam[1]), -lam[0]
-        if left < right:
-            f = lambda t: norm_of(t) ** 2 - radius * radius  # noqa: E731
-            res = optimize.minimize_scalar(lambda t: norm_of(t) ** 2, bounds=(left, right), method="bounded",
-                                           options={"xatol": 1e-13 * max(1.0, abs(right))})
-            m0 = float(res.x)
-            if f(m0) < 0:
-                for end in (right, left):
-                    if not f(end) > 0:  # no sign change on this side (the left end may be 0)
-                        continue
-                    inner = end if math.isfinite(f(end)) else None
-                    for k in range(1, 64) if inner is None else ():
-                        trial = end + (m0 - end) * 2.0**-k  # f increases from m0 towards end
-                        if math.isfinite(f(trial)) and f(trial) > 0:
-                            inner = trial
-                            break
-                    if inner is None:
-                        continue
-                    m = optimize.brentq(f, min(m0, inner), max(m0, inner), xtol=1e-300,
-                                        rtol=4 * np.finfo(float).eps, maxiter=500)
-                    out.append(V @ s_of(m))
-    # Keep every candidate inside the ball (rounding may leave one an ulp outside).
-    fixed = []
-    for s in out:
-        if np.all(np.isfinite(s)):
-            ns = float(np.linalg.norm(s))
-            fixed.append(s if ns <= radius else s * (radius / ns))
-    return fixed
-
-
-def trust_region_subproblem(H, b, radius: float) -> np.ndarray:
-    """Exact solution of ``min_{||s||_2 <= radius} b^T s + s^T H s / 2`` (H symmetric).
-
-    By the eigendecomposition ``H = V diag(lambda) V^T`` (Moré & Sorensen 1983): the
-    Newton point if H is positive definite and it lies in the ball; otherwise the
-    multiplier ``m >= max(0, -lambda_1)`` with ``||(H + m I)^{-1} b|| = radius``, found by
-    Brent's method on the secular equation ``1/radius - 1/||s(m)|| = 0``; in the *hard
-    case* (b orthogonal to the eigenspace of lambda_1 and ``||s(-lambda_1)|| <= radius``)
-    ``s = s(-lambda_1) + tau v`` with v in that eigenspace and ``||s|| = radius``. When
-    several candidates arise (near-hard cases), the one of least objective is returned.
-
-    Parameters
-    ----------
-    H : array-like of shape (d, d)
-        Symmetric matrix (symmetrized if not exactly).
-    b : array-like of shape (d,)
-        Linear term.
-    radius : float
-        > 0.
-
-    Returns
-    -------
-    ndarray of shape (d,)
-        A global minimizer (``||s|| <= radius``).
-    """
-    H = np.asarray(H, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    radius = float(radius)
-    if H.ndim != 2 or H.shape[0] != H.shape[1] or b.shape != (H.shape[0],):
-        raise ValueError(f"H must be square (d, d) and b of shape (d,), got {H.shape} and {b.shape}")
-    if not (math.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius must be a finite number > 0, got {radius}")
-    candidates = _tr_candidates(H, b, radius)
-    values = [float(b @ s + 0.5 * s @ H @ s) for s in candidates]
-    return candidates[int(np.argmin(values))]
-
-
-def ball_halfspace_quadratic(H, w, g, slack: float, radius: float) -> tuple[np.ndarray, float]:
-    """Global solution of the sub-problem of seed 004 Algorithm 6, step 8, over an L2 ball.
-
-    ``min_u q(u) = (u - w)^T H (u - w)`` subject to ``||u||_2 <= radius`` and
-    ``g^T (u - w) <= slack`` (H symmetric, possibly indefinite; ``||w|| <= radius``,
-    ``slack >= 0``).
-
-    A global minimizer either leaves the linear constraint inactive, and is then a local
-    minimizer of q over the ball (the global one, or the unique local-non-global one),
-    or makes it active, and is then a global minimizer of q over the ball's intersection
-    with the hyperplane ``g^T (u - w) = slack`` (a trust-region problem in d - 1
-    dimensions). All these candidates are computed by :func:`trust_region_subproblem`'s
-    machinery (in the hard case the minimizer of ``g^T u`` among the global trust-region
-    minimizers is taken) and the best feasible one is returned; ``u = w`` (value 0) is
-    always feasible, so a positive semi-definite H returns it.
-
-    Parameters
-    ----------
-    H : array-like of shape (d, d)
-    w : array-like of shape (d,)
-    g : array-like of shape (d,)
-    slack : float
-        The paper's r (>= 0).
-    radius : float
-        Radius of the ball C.
-
-    Returns
-    -------
-    u : ndarray of shape (d,)
-    value : float
-        ``q(u)`` (<= 0).
-    """
-    H = np.asarray(H, dtype=np.float64)
-    H = 0.5 * (H + H.T)
-    w = np.asarray(w, dtype=np.float64)
-    g = np.asarray(g, dtype=np.float64)
-    d = w.size
-    radius, slack = float(radius), float(slack)
-    if slack < 0:
-        raise ValueError(f"slack must be >= 0, got {slack}")
-    q = lambda u: float((u - w) @ H @ (u - w))  # noqa: E731
-    best_u, best_q = w.copy(), 0.0
-    if np.linalg.eigvalsh(H)[0] >= 0:
-        return best_u, best_q
-    g_norm = float(np.linalg.norm(g))
-    tol_lin = 1e-9 * (slack + g_norm * radius) + 1e-300
-
-    def consider(u):
-        nonlocal best_u, best_q
-        nu = float(np.linalg.norm(u))
-        if nu > radius:
-            u = u * (radius / nu)
-        if g @ (u - w) <= slack + tol_lin:
-            value = q(u)
-            if value < best_q:
-                best_u, best_q = u, value
-
-    # (a) linear constraint inactive: q(u) = u^T H u - 2 (Hw)^T u + const over the ball.
-    for u in _tr_candidates(2.0 * H, -2.0 * (H @ w), radius, tiebreak=g):
-        consider(u)
-    # (c) linear constraint active: u = h n + N z on the hyperplane, ||z|| <= sqrt(R^2 - h^2).
-    if g_norm > 0:
-        n_hat = g / g_norm
-        h = float(n_hat @ w) + slack / g_norm
-        if abs(h) <= radius:
-            rad = math.sqrt(max(radius * radius - h * h, 0.0))
-            if d == 1 or rad == 0.0:
-                consider(h * n_hat)
-            else:
-                Q, _ = np.linalg.qr(n_hat.reshape(-1, 1), mode="complete")
-                N = Q[:, 1:]
-                e = h * n_hat - w
-                A = 2.0 * (N.T @ H @ N)
-                c = 2.0 * (N.T @ (H @ e))
-                for z in _tr_candidates(A, c, rad):
-                    consider(h * n_hat + N @ z)
-    return best_u, best_q
+        raise AssumptionError(
+            "the Hessian sensitivity is known for the built-in margin losses only; a custom loss's "
+            "Hessians are not clipped to its declared smoothness"
+        )
+    return 2.0 * problem.constants.loss_smoothness / problem.n_samples
 
 
 # ------------------------------------------------------------------------ shared set-up
-class _Gaussian:
-    """The noise of one phase of full-batch Gaussian releases (``sample(rng, d)``)."""
-
-    def __init__(self, scale: float):
-        self.scale = float(scale)
-
-    def sample(self, rng, dim):
-        return rng.normal(0.0, self.scale, size=dim) if self.scale > 0 else np.zeros(dim)
-
-
 def _second_order_checks(name: str, problem: ERMProblem) -> float:
     """The Hessian-Lipschitz constant rho of the loss part; AssumptionError if infinite."""
     rho = problem.constants.hessian_lipschitz
     if not math.isfinite(rho) or not getattr(problem.loss, "twice_differentiable", True):
         raise AssumptionError(
-            f"{name} needs a loss with a Lipschitz Hessian (seed 004 Assumption 4): the "
+            f"{name} needs a loss with a Lipschitz Hessian (Wang, Chen, Xu 2019, Assumption 4): the "
             f"{problem.loss.name} loss has a second derivative that jumps (rho = inf). Use a "
             "twice-differentiable loss such as 'logistic', 'sigmoid_squared' or 'biweight'."
         )
@@ -421,7 +194,7 @@ def _need_bound(name: str, problem: ERMProblem, what: str):
 
 
 def _check_fraction_open(name: str, value) -> float:
-    return _check_probability(name, value)
+    return check_probability(name, value)
 
 
 def _positive(name: str, value) -> float:
@@ -433,27 +206,16 @@ def _positive(name: str, value) -> float:
     return value
 
 
-def _phase(noise: float, sensitivity: float, releases: int, name: str) -> dict:
-    return {"name": name, "scale": float(noise), "sensitivity": float(sensitivity), "releases": int(releases)}
-
-
-def _spent(budget: PrivacyBudget, phases: list[tuple[float, float, int]]) -> tuple[PrivacyBudget, float]:
-    """The (epsilon, delta) of the adaptive composition of full-batch Gaussian phases
-    ``(sigma, Delta, releases)`` by Gaussian DP, never reported above the budget."""
-    kept = [GaussianPhase(s / D, k) for s, D, k in phases if D > 0 and k > 0]
-    mu = math.sqrt(sum(p.steps / p.noise_ratio**2 for p in kept))
-    eps = phases_epsilon(kept, budget.delta) if kept else 0.0
-    return PrivacyBudget(min(budget.epsilon, eps) if eps > 0 else budget.epsilon, budget.delta), mu
-
-
 # ---------------------------------------------------------------------------- dp_sosp
 @register(
     "dp_sosp",
     setting="non-convex; L-Lipschitz, M-smooth, rho-Hessian-Lipschitz; unconstrained",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 4 + 5 (Theorems 7, 8)",
+    source="Wang, Chen, Xu 2019, Alg. 4 + 5 (Theorems 7, 8)",
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
-    requires=("smooth", "lipschitz", "smooth_regularizer", "unconstrained", "approximate_dp"),
+    # margin_loss: the Hessian release's sensitivity 2 beta / n needs rank-one per-example
+    # Hessians bounded by the loss's true smoothness; a custom loss's Hessians are unclipped
+    requires=("smooth", "lipschitz", "smooth_regularizer", "unconstrained", "approximate_dp", "margin_loss"),
     gradient_complexity="n (T + K) gradients and up to K Hessians, T = 2 M B / alpha^2 (capped by max_steps)",
     summary="noisy GD keeping all iterates, then a private certified selection of an alpha-SOSP "
             "with a noisy gradient and a noisy symmetric Hessian per candidate",
@@ -479,7 +241,7 @@ def dp_sosp(
 ) -> PrivateFit:
     """Private alpha-second-order stationary point by DP-GD and a certified selection.
 
-    Phase 1 (seed 004 Algorithm 4): ``w_{t+1} = w_t - eta (grad F(w_t) + z_t)``,
+    Phase 1 (Wang, Chen, Xu 2019, Algorithm 4): ``w_{t+1} = w_t - eta (grad F(w_t) + z_t)``,
     ``z_t ~ N(0, sigma_0^2 I)``, t = 0..T-1, keeping ``w_0, ..., w_T`` (post-processing).
     Phase 2 (Algorithm 5): for K candidates ``w_t`` (by default the last first), release
     ``g_t = grad F(w_t) + N(0, sigma_1^2 I)`` and ``H_t = grad^2 F(w_t) + E_t`` (E_t
@@ -505,13 +267,19 @@ def dp_sosp(
     over the K candidates, and within a candidate ``hessian_share`` of it to the Hessian
     (sensitivity ``2 beta / n`` of the vectorized upper triangle, module notes) and the
     rest to the gradient. Total ``mu^2 = T (2L/(n sigma_0))^2 + K ((2L/(n sigma_1))^2 +
-    (2 beta/(n sigma_2))^2)``, converted to (epsilon, delta) exactly.
+    (2 beta/(n sigma_2))^2)``, converted to (epsilon, delta) exactly. The three phases form
+    one event (``PrivateFit.event``: a composition of the three Gaussian phases, each
+    release with its ``sigma`` and ``sensitivity``) whose standard deviations scale with one
+    noise level calibrated by the accountant.
+
+    Assumptions also include a built-in margin loss (requirement ``margin_loss``): a custom
+    loss is refused, its Hessians being computed from unclipped gradients.
 
     Parameters
     ----------
     problem : ERMProblem
         Unconstrained; smooth, Lipschitz loss with a finite Hessian-Lipschitz constant
-        (seed 004 Assumption 4); l2 regularizer allowed (no l1).
+        (Wang, Chen, Xu 2019, Assumption 4); l2 regularizer allowed (no l1).
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     steps : int, optional
@@ -578,7 +346,7 @@ def dp_sosp(
     init : array-like, optional
         Public starting point w_0 (default 0).
     keep_iterates : bool, default False
-        Return the phase-1 iterates in ``trace["iterates"]`` (post-processing: private).
+        Return the phase-1 iterates in ``info["iterates"]`` (post-processing: private).
 
     Returns
     -------
@@ -586,25 +354,26 @@ def dp_sosp(
         ``info["status"]`` is ``"found"`` or ``"not found"``; ``info["selected_iterate"]``
         the index t of the returned iterate (or None); ``info["certified_gradient_norm"]``
         and ``info["certified_min_eigenvalue"]`` the noisy, margin-corrected values of the
-        returned candidate (public: post-processing of releases).
+        returned candidate, ``info["candidates_examined"]`` and ``info["hessian_releases"]``
+        (public: post-processings of the noisy releases); ``event`` the composed Gaussian
+        releases.
 
     References
     ----------
-    Seed 004, Algorithms 4 and 5, Theorems 7 and 8, Definition 9; Dong, Roth, Su 2019.
+    Wang, Chen, Xu 2019, Algorithms 4 and 5, Theorems 7 and 8, Definition 9; Dong, Roth, Su 2019.
     """
     name = "dp_sosp"
     rng = start(name, problem, budget, rng)
     rho_problem = _second_order_checks(name, problem)
-    n, d = problem.n_samples, problem.n_features
-    M = problem.smoothness
-    L = problem.lipschitz
+    n, d, M, L = problem.n_samples, problem.n_features, problem.smoothness, problem.lipschitz
     rho = (rho_problem if rho_problem > 0 else M) if rho is None else _positive("rho", rho)
-    zeta = _check_probability("failure_probability", failure_probability)
+    zeta = check_probability("failure_probability", failure_probability)
     split = _check_fraction_open("phase_split", phase_split)
+    if order not in ("latest", "earliest"):
+        raise ValueError(f"order must be 'latest' or 'earliest', got {order!r}")
     w0 = initial_point(problem, init)
     B = _objective_range(problem, w0, loss_bound)
     dg, dh = problem.gradient_sensitivity(), hessian_sensitivity(problem)
-
     if B is None and (steps is None or alpha is None):
         _need_bound(name, problem, "steps and alpha")
     alpha_thm = theorem_T = None
@@ -616,103 +385,102 @@ def dp_sosp(
         theorem_T = max(1, math.ceil(2.0 * M * B / alpha_thm**2))
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     eta = 1.0 / M if step_size is None else check_step_size(step_size)
-    if order not in ("latest", "earliest"):
-        raise ValueError(f"order must be 'latest' or 'earliest', got {order!r}")
-    if isinstance(candidates, str):
-        if candidates != "all":
-            raise ValueError(f"candidates must be an int, 'all' or None, got {candidates!r}")
-        indices = np.arange(T + 1)
-    else:
-        K_req = _DEFAULT_CANDIDATES if candidates is None else check_steps("candidates", candidates)
-        indices = np.unique(np.floor(np.linspace(0, T, min(K_req, T + 1)) + 0.5).astype(int))
-        indices[-1] = T
+    indices = candidate_indices(T, candidates)
     K = int(indices.size)
-
-    mu = gaussian_dp_mu(budget.epsilon, budget.delta)
-    mu_gd = mu * math.sqrt(split)
-    mu_cand = mu * math.sqrt(1.0 - split) / math.sqrt(K)
     p = zeta / (2.0 * K)
-    a_g = gaussian_norm_bound(1.0, d, p)
-    a_h = symmetric_noise_eigenvalue_bound(1.0, d, p)
-
-    # alpha: given, or max(theorem, smallest certifiable under the balanced split).
-    if hessian_share is not None:
-        share = _check_fraction_open("hessian_share", hessian_share)
-        tau_g_fixed = dg / (mu_cand * math.sqrt(1.0 - share)) * a_g
-        tau_h_fixed = dh / (mu_cand * math.sqrt(share)) * a_h
-        alpha_cert = max(2.0 * tau_g_fixed, 4.0 * tau_h_fixed**2 / rho)
-    else:
-        A, Bq = (dg * a_g) ** 2, (dh * a_h) ** 2 / rho
-        x = (-Bq + math.sqrt(Bq * Bq + A * mu_cand**2)) / (2.0 * A) if A > 0 else mu_cand**2 / (4.0 * Bq)
-        alpha_cert = 1.0 / x
-    if alpha is None:
-        alpha = alpha_cert
-    else:
-        alpha = _positive("alpha", alpha)
+    a_g, a_h = dg * gaussian_norm_bound(1.0, d, p), dh * symmetric_noise_eigenvalue_bound(1.0, d, p)
+    alpha, alpha_cert, share = _sosp_thresholds(budget, a_g, a_h, rho, K, split, alpha, hessian_share)
     threshold = math.sqrt(rho * alpha)
-    if hessian_share is None:
-        c1, c2 = dg * a_g / alpha, dh * a_h / threshold
-        share = c2 * c2 / (c1 * c1 + c2 * c2) if c1 + c2 > 0 else 0.5
-        share = min(max(share, 1e-12), 1.0 - 1e-12)  # both releases keep a finite noise
-    m_g, m_h = mu_cand * math.sqrt(1.0 - share), mu_cand * math.sqrt(share)
-    sigma0 = math.sqrt(T) * dg / mu_gd
-    sigma1 = dg / m_g
-    sigma2 = dh / m_h
-    tau_g, tau_h = sigma1 * a_g, sigma2 * a_h
 
-    # Phase 1: DP-GD, all iterates kept.
-    last, _, iterates = noisy_gradient_steps(problem, _Gaussian(sigma0), w0, [eta] * T, rng, None, keep_iterates=True)
-    iterates.append(last)
-
-    # Phase 2: private certified selection.
-    status, selected, cert_g, cert_lam = "not found", None, None, None
-    examined = hessians = 0
-    for t in (indices[::-1] if order == "latest" else indices):
-        w = iterates[int(t)]
-        examined += 1
-        g = problem.gradient(w) + rng.normal(0.0, sigma1, size=d)
-        bound_g = float(np.linalg.norm(g)) + tau_g
-        if bound_g > alpha:
-            continue
-        hessians += 1
-        H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, sigma2)
-        bound_lam = float(np.linalg.eigvalsh(H)[0]) - tau_h
-        if bound_lam >= -threshold:
-            status, selected, cert_g, cert_lam = "found", int(t), bound_g, bound_lam
-            break
-    coef = iterates[selected] if selected is not None else last
-
-    spent, mu_total = _spent(budget, [(sigma0, dg, T), (sigma1, dg, K), (sigma2, dh, K)])
-    trace = {"iterates": np.array(iterates), "private": True} if keep_iterates else {}
+    calibration = calibrate_and_charge(_sosp_event(T, K, dg, dh, split, share), budget, name)
+    descent, gradients, hessians = (single_release(e) for e in calibration.event.events)
+    tau_g = gaussian_norm_bound(gradients.sigma, d, p)
+    tau_h = symmetric_noise_eigenvalue_bound(hessians.sigma, d, p)
+    _, _, path = noisy_gd_path(problem, descent, w0, eta, T, rng, None, keep_all=True)  # phase 1
+    outcome = _certified_selection(problem, path, indices[::-1] if order == "latest" else indices,
+                                   gradients, hessians.sigma, tau_g, tau_h, alpha, threshold, rng)  # phase 2
+    selected = outcome["selected_iterate"]
+    info = dict(outcome, gradient_margin=tau_g, eigenvalue_margin=tau_h, eigenvalue_threshold=-threshold,
+                confidence=1.0 - zeta, theorem_alpha=alpha_thm, certifiable_alpha=alpha_cert,
+                theorem_steps=theorem_T, candidate_indices=indices.tolist())
+    if keep_iterates:
+        info["iterates"] = path  # post-processing of the phase-1 releases: private
     return PrivateFit(
-        coef=np.array(coef, dtype=np.float64),
-        privacy_spent=spent,
+        coef=np.array(path[selected] if selected is not None else path[-1], dtype=np.float64),
+        privacy_spent=calibration.spent,
         algorithm=name,
+        event=calibration.event,
         hyperparameters={
             "steps": T, "step_size": eta, "alpha": alpha, "rho": rho, "candidates": K, "order": order,
             "phase_split": split, "hessian_share": share, "failure_probability": zeta, "loss_bound": B,
         },
-        noise={
-            "mechanism": "gaussian", "mu": mu_total,
-            "scale": sigma0, "sensitivity": dg, "releases": T + 2 * K,
-            "phases": [
-                _phase(sigma0, dg, T, "gradient descent (phase 1)"),
-                _phase(sigma1, dg, K, "candidate gradients (phase 2)"),
-                _phase(sigma2, dh, K, "candidate symmetric Hessians (phase 2, upper triangle)"),
-            ],
-        },
-        gradient_evaluations=n * (T + examined),
-        iterations=T,
-        trace=trace,
-        info={
-            "status": status, "selected_iterate": selected,
-            "certified_gradient_norm": cert_g, "certified_min_eigenvalue": cert_lam,
-            "gradient_margin": tau_g, "eigenvalue_margin": tau_h, "eigenvalue_threshold": -threshold,
-            "confidence": 1.0 - zeta, "candidates_examined": examined, "hessian_releases": hessians,
-            "theorem_alpha": alpha_thm, "certifiable_alpha": alpha_cert, "theorem_steps": theorem_T,
-            "candidate_indices": indices.tolist(),
-        },
+        info=info,
     )
+
+
+def _sosp_thresholds(budget: PrivacyBudget, a_g: float, a_h: float, rho: float, K: int, split: float,
+                     alpha, hessian_share) -> tuple[float, float, float]:
+    """(alpha, the smallest certifiable alpha, Hessian share) of dp_sosp.
+
+    ``a_g`` and ``a_h`` are the gradient and eigenvalue margins per unit of a candidate's
+    Gaussian-DP parameter. A utility choice: the margins are computed at the GDP parameter
+    of the budget (``gaussian_dp_mu``), which only picks the default alpha and share; the
+    noise itself comes from the accountant's calibration in :func:`dp_sosp`.
+    """
+    mu_cand = gaussian_dp_mu(budget.epsilon, budget.delta) * math.sqrt((1.0 - split) / K)
+    if hessian_share is not None:
+        share = _check_fraction_open("hessian_share", hessian_share)
+        tau_g, tau_h = a_g / (mu_cand * math.sqrt(1.0 - share)), a_h / (mu_cand * math.sqrt(share))
+        alpha_cert = max(2.0 * tau_g, 4.0 * tau_h**2 / rho)
+    else:  # balanced split: tau_g = alpha / 2 and tau_H = sqrt(rho alpha) / 2 at once
+        A, Bq = a_g**2, a_h**2 / rho
+        x = (-Bq + math.sqrt(Bq * Bq + A * mu_cand**2)) / (2.0 * A) if A > 0 else mu_cand**2 / (4.0 * Bq)
+        alpha_cert = 1.0 / x
+    alpha = alpha_cert if alpha is None else _positive("alpha", alpha)
+    if hessian_share is None:
+        c1, c2 = a_g / alpha, a_h / math.sqrt(rho * alpha)
+        share = c2 * c2 / (c1 * c1 + c2 * c2) if c1 + c2 > 0 else 0.5
+        share = min(max(share, 1e-12), 1.0 - 1e-12)  # both releases keep a finite noise
+    return alpha, alpha_cert, share
+
+
+def _sosp_event(T: int, K: int, dg: float, dh: float, split: float, share: float):
+    """x -> the event of dp_sosp at noise level x (x = 1 / mu, mu the total GDP parameter):
+    T descent gradients, K candidate gradients and K candidate Hessians, whose standard
+    deviations give phase 1 ``split`` of mu^2 and each candidate ``(1 - split) / K`` of it,
+    ``share`` of that to its Hessian."""
+    def make(x):
+        return ev.composed([
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / split), dg), T),
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(K / ((1.0 - split) * (1.0 - share))), dg), K),
+            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(K / ((1.0 - split) * share)), dh), K),
+        ])
+    return make
+
+
+def _certified_selection(problem: ERMProblem, path, order, gradients, hessian_sigma: float, tau_g: float,
+                         tau_h: float, alpha: float, threshold: float, rng) -> dict:
+    """Phase 2 of dp_sosp: per candidate a noisy gradient (the release ``gradients``) and,
+    if it passes, a noisy symmetric Hessian; the first certified candidate wins. The
+    outcome is a post-processing of these releases."""
+    d = problem.n_features
+    out = {"status": "not found", "selected_iterate": None, "certified_gradient_norm": None,
+           "certified_min_eigenvalue": None, "candidates_examined": 0, "hessian_releases": 0}
+    for t in order:
+        w = path[int(t)]
+        out["candidates_examined"] += 1
+        g = problem.gradient(w) + sample_release(rng, gradients, d)
+        bound_g = float(np.linalg.norm(g)) + tau_g
+        if bound_g > alpha:
+            continue
+        out["hessian_releases"] += 1
+        H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, hessian_sigma)
+        bound_lam = float(np.linalg.eigvalsh(H)[0]) - tau_h
+        if bound_lam >= -threshold:
+            out.update(status="found", selected_iterate=int(t), certified_gradient_norm=bound_g,
+                       certified_min_eigenvalue=bound_lam)
+            break
+    return out
 
 
 # ---------------------------------------------------------------------------- dp_gd_so
@@ -720,9 +488,10 @@ def dp_sosp(
     "dp_gd_so",
     setting="non-convex; L-Lipschitz, M-smooth, rho-Hessian-Lipschitz; C = L2 ball",
     guarantee="(epsilon, delta)",
-    source="seed 004 Alg. 6 (Theorem 9)",
+    source="Wang, Chen, Xu 2019, Alg. 6 (Theorem 9)",
     paper="Wang, Chen, Xu 2019, Differentially private ERM with non-convex loss functions (ICML)",
-    requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer", "approximate_dp"),
+    # margin_loss: as dp_sosp, the Hessian release rests on the loss's structure
+    requires=("smooth", "lipschitz", "bounded_constraint", "smooth_regularizer", "approximate_dp", "margin_loss"),
     gradient_complexity="n T gradients and up to T Hessians, T = 8 D^2 M B / alpha^2 + "
                         "144 B rho^2 D^6 / (5 gamma^3) (capped by max_steps)",
     summary="noisy Frank-Wolfe with second-order escape steps over the L2 ball: noisy gradient, "
@@ -747,10 +516,10 @@ def dp_gd_so(
     init=None,
     keep_iterates: bool = False,
 ) -> PrivateFit:
-    """Private second-order method over an L2 ball (seed 004 Algorithm 6, DP-GD-SO).
+    """Private second-order method over an L2 ball (Wang, Chen, Xu 2019, Algorithm 6, DP-GD-SO).
 
     Targets an (alpha, gamma)-second-order stationary point in C, the general form of
-    seed 004's footnote 6 ((epsilon, gamma)-SOSP of Ge et al. 2015; Mokhtari et al.
+    Wang, Chen, Xu 2019's footnote 6 ((epsilon, gamma)-SOSP of Ge et al. 2015; Mokhtari et al.
     2018's (epsilon_g, epsilon_H)) applied to Definition 10: ``grad F(w)^T (u - w) >=
     -alpha`` for all u in C, and ``(u - w)^T grad^2 F(w) (u - w) >= -gamma`` for the
     feasible u orthogonal to the gradient. Definition 10 is the special case
@@ -790,7 +559,9 @@ def dp_gd_so(
     Privacy: T gradient releases (sensitivity ``2L/n``) and at most T Hessian releases
     (sensitivity ``2 beta / n`` of the upper triangle, module notes), all accounted:
     ``mu^2 = T (2L/(n sigma_1))^2 + T (2 beta/(n sigma_2))^2`` with ``hessian_share`` of
-    mu^2 for the Hessians. Reported spend = the budget, whatever the stopping time. The
+    mu^2 for the Hessians, one event calibrated by the accountant (``PrivateFit.event``).
+    A custom loss is refused (requirement ``margin_loss``: its Hessians are not clipped).
+    Reported spend = the budget, whatever the stopping time. The
     thresholds and T only choose how the budget is used (public, data-independent
     defaults); they never change what is released or its noise calibration.
 
@@ -814,7 +585,7 @@ def dp_gd_so(
         ``T = O(max(D^2 M B / alpha^2, B rho^{1/2} D^6 / (Phi^3 alpha^{3/2})))`` with
         ``sqrt(rho alpha)`` replaced by gamma (``rho^{1/2} / alpha^{3/2} = rho^2 /
         gamma^3``) and a sum for the max. **Reconstructed**: the constants 8 and 144/5
-        are not printed in the seed (O-notation; its extraction also loses the radicals of
+        are not printed in the paper (O-notation; the text we worked from also loses the radicals of
         theta and r); they come from the descent argument above, which ignores the noise
         (with the gradient noise at its full margin alpha/4 the guaranteed Frank-Wolfe
         decrease at Theorem 9's eta vanishes: T is the theorem's step count, not a
@@ -845,7 +616,7 @@ def dp_gd_so(
     theta : float, optional
         Second-order step. Default ``Phi gamma / (2 rho D^3)`` (Theorem 9 with
         ``sqrt(rho alpha)`` replaced by gamma, as reconstructed from its proof: the
-        extraction of the seed drops the radicals).
+        text of the paper we worked from drops the radicals).
     linear_slack : float, optional
         r. Default ``Phi^2 gamma^2 / (72 rho D^3)`` (Theorem 9, same reconstruction): with
         theta above, each second-order step decreases F by at least ``5 theta Phi^2
@@ -869,7 +640,7 @@ def dp_gd_so(
     init : array-like, optional
         Public starting point (default 0), projected onto C.
     keep_iterates : bool, default False
-        Return all iterates in ``trace["iterates"]`` (post-processing: private).
+        Return all iterates in ``info["iterates"]`` (post-processing: private).
 
     Returns
     -------
@@ -887,41 +658,79 @@ def dp_gd_so(
 
     References
     ----------
-    Seed 004, Algorithm 6, Theorem 9, Definition 10 and footnote 6; Mokhtari, Ozdaglar,
+    Wang, Chen, Xu 2019, Algorithm 6, Theorem 9, Definition 10 and footnote 6; Mokhtari, Ozdaglar,
     Jadbabaie 2018; Ge, Huang, Jin, Yuan 2015.
     """
     name = "dp_gd_so"
     rng = start(name, problem, budget, rng)
     if not isinstance(problem.constraint, L2Ball):
         raise AssumptionError(
-            f"{name} (seed 004 Alg. 6) needs an L2-ball constraint such as ('l2_ball', R); "
+            f"{name} (Wang, Chen, Xu 2019, Alg. 6) needs an L2-ball constraint such as ('l2_ball', R); "
             f"got {problem.constraint!r}"
         )
     rho_problem = _second_order_checks(name, problem)
-    n, d = problem.n_samples, problem.n_features
-    M, R, L = problem.smoothness, problem.constraint.radius, problem.lipschitz
+    d, M, R, L = problem.n_features, problem.smoothness, problem.constraint.radius, problem.lipschitz
     D = 2.0 * R
     rho = (rho_problem if rho_problem > 0 else M) if rho is None else _positive("rho", rho)
-    xi = _check_probability("failure_probability", failure_probability)
-    if hessian_share is not None:
-        hessian_share = _check_fraction_open("hessian_share", hessian_share)
+    xi = check_probability("failure_probability", failure_probability)
+    share = None if hessian_share is None else _check_fraction_open("hessian_share", hessian_share)
     w = initial_point(problem, init)
     B = _objective_range(problem, w, loss_bound)
-    dg, dh = problem.gradient_sensitivity(), hessian_sensitivity(problem)
     cap = check_steps("max_steps", max_steps)
-    if steps is not None:
-        steps = check_steps("steps", steps)
-    if alpha is not None:
-        alpha = _positive("alpha", alpha)
+    steps = None if steps is None else check_steps("steps", steps)
+    alpha = None if alpha is None else _positive("alpha", alpha)
     if gamma is not None:
         gamma = _positive("gamma", gamma)
     elif alpha is not None:
         gamma = math.sqrt(rho * alpha)  # Definition 10 (footnote 6's special case)
-
-    alpha_thm = math.sqrt(theory.dp_sosp_constrained_sample_complexity(
-        1.0, d, budget.epsilon, budget.delta, failure_probability=xi) / n)
     if B is None and steps is None:
         _need_bound(name, problem, "steps")
+    plan = _gd_so_plan(problem, budget, D=D, rho=rho, xi=xi, B=B, alpha=alpha, gamma=gamma, share=share,
+                       steps=steps, cap=cap)
+    T, alpha, gamma = plan["steps"], plan["alpha"], plan["gamma"]
+    eta = min(1.0, alpha / (2.0 * D * D * M)) if step_size is None else check_step_size(step_size)
+    theta = min(1.0, _PHI * gamma / (2.0 * rho * D**3)) if theta is None else _positive("theta", theta)
+    r = _PHI**2 * gamma**2 / (72.0 * rho * D**3) if linear_slack is None else _positive("linear_slack", linear_slack)
+    if eta > 1 or theta > 1:
+        raise ValueError(f"step_size and theta must be in (0, 1] to keep the iterates in C, got {eta} and {theta}")
+
+    calibration = calibrate_and_charge(_gd_so_event(T, problem.gradient_sensitivity(), hessian_sensitivity(problem),
+                                                    plan["share"]), budget, name)  # every input checked
+    gradients, hessians = (single_release(e) for e in calibration.event.events)
+    p = xi / (2.0 * T)
+    m_g = D * gaussian_norm_bound(gradients.sigma, d, p)
+    m_h = D * D * symmetric_noise_eigenvalue_bound(hessians.sigma, d, p / 2.0)
+    vacuous_g, vacuous_h = _warn_if_vacuous(name, alpha, gamma, 2.0 * L * D, M * D * D)
+
+    w, outcome = _gd_so_run(problem, w, T, gradients, hessians.sigma, alpha=alpha, gamma=gamma, eta=eta,
+                            theta=theta, slack=r, margins=(m_g, m_h), rng=rng, keep_iterates=keep_iterates)
+    info = dict(outcome, first_order_threshold=alpha, second_order_threshold=gamma, gap_threshold=-alpha / 2.0,
+                curvature_threshold=-_PHI * gamma / 2.0, gradient_noise_margin=m_g, curvature_noise_margin=m_h,
+                theorem_alpha=plan["theorem_alpha"], noise_alpha=plan["noise_alpha"], noise_gamma=plan["noise_gamma"],
+                theorem_steps=plan["theorem_steps"], vacuous_gradient_test=vacuous_g, vacuous_curvature_test=vacuous_h)
+    return PrivateFit(
+        coef=np.array(w, dtype=np.float64),
+        privacy_spent=calibration.spent,
+        algorithm=name,
+        event=calibration.event,
+        hyperparameters={
+            "steps": T, "alpha": alpha, "gamma": gamma, "step_size": eta, "theta": theta, "linear_slack": r,
+            "rho": rho, "hessian_share": plan["share"], "failure_probability": xi, "loss_bound": B, "radius": R,
+        },
+        info=info,
+    )
+
+
+def _gd_so_plan(problem: ERMProblem, budget: PrivacyBudget, *, D, rho, xi, B, alpha, gamma, share, steps, cap) -> dict:
+    """The public defaults of dp_gd_so: T, the thresholds (alpha, gamma) and the Hessian
+    share (see the dp_gd_so docstring, "Joint default").
+
+    A utility choice: the noise margins are computed at the GDP parameter of the budget
+    (``gaussian_dp_mu``), which only picks these defaults; the noise of the run comes from
+    the accountant's calibration (its margins are recomputed from it in :func:`dp_gd_so`).
+    """
+    n, d, M, L = problem.n_samples, problem.n_features, problem.smoothness, problem.lipschitz
+    dg, dh = problem.gradient_sensitivity(), hessian_sensitivity(problem)
     mu = gaussian_dp_mu(budget.epsilon, budget.delta)
     alpha_vac, gamma_vac = 2.0 * L * D, 2.0 * M * D * D / _PHI  # a test is vacuous at and above these
 
@@ -933,8 +742,8 @@ def dp_gd_so(
         p_ = xi / (2.0 * T_)
         a = 4.0 * D * gaussian_norm_bound(math.sqrt(T_) * dg / mu, d, p_)  # 4 m_g at share 0
         b = 4.0 * D * D * symmetric_noise_eigenvalue_bound(math.sqrt(T_) * dh / mu, d, p_ / 2.0) / _PHI  # at share 1
-        if hessian_share is not None:
-            sh = hessian_share
+        if share is not None:
+            sh = share
         else:  # a / (a_s sqrt(1 - s)) = b / (g_s sqrt(s))
             x = a / (alpha if alpha is not None else max(alpha_vac, 1e-300))
             y = b / (gamma if gamma is not None else max(gamma_vac, 1e-300))
@@ -957,33 +766,48 @@ def dp_gd_so(
         def ok(T_: int) -> bool:
             return T_ >= min(cap, steps_for(*thresholds(T_)))
 
+        lo, hi = 1, cap  # ok(cap) always holds
         if ok(1):
-            T = 1
-        else:
-            lo, hi = 1, cap  # ok(cap) always holds
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if ok(mid):
-                    hi = mid
-                else:
-                    lo = mid
-            T = hi
+            hi = 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+        T = hi
         theorem_T = steps_for(*thresholds(T))
-    alpha_noise, gamma_noise, share = noise_levels(T)
-    alpha, gamma = thresholds(T)
+    alpha_noise, gamma_noise, sh = noise_levels(T)
+    a, c = thresholds(T)
+    theorem_alpha = math.sqrt(theory.dp_sosp_constrained_sample_complexity(
+        1.0, d, budget.epsilon, budget.delta, failure_probability=xi) / n)
+    return {"steps": T, "alpha": a, "gamma": c, "share": sh, "theorem_steps": theorem_T,
+            "noise_alpha": alpha_noise, "noise_gamma": gamma_noise, "theorem_alpha": theorem_alpha}
 
-    sigma1 = math.sqrt(T) * dg / (mu * math.sqrt(1.0 - share))
-    sigma2 = math.sqrt(T) * dh / (mu * math.sqrt(share))
-    p = xi / (2.0 * T)
-    m_g = D * gaussian_norm_bound(sigma1, d, p)
-    m_h = D * D * symmetric_noise_eigenvalue_bound(sigma2, d, p / 2.0)
+
+def _gd_so_event(T: int, dg: float, dh: float, share: float):
+    """x -> the event of dp_gd_so at noise level x (x = 1 / mu, mu the total GDP
+    parameter): T gradients and, in the worst case, T Hessians, ``share`` of mu^2 to the
+    Hessians."""
+    def make(x):
+        return ev.composed([
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / (1.0 - share)), dg), T),
+            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(T / share), dh), T),
+        ])
+    return make
+
+
+def _warn_if_vacuous(name: str, alpha: float, gamma: float, alpha_vac: float,
+                     curvature_vac: float) -> tuple[bool, bool]:
+    """Flag (and warn about) a test no exact measurement can trigger: the first-order test
+    when ``alpha >= 2 L D``, the curvature test when ``Phi gamma / 2 >= M D^2``."""
     vacuous_g = alpha >= alpha_vac
-    vacuous_h = _PHI * gamma / 2.0 >= M * D * D
+    vacuous_h = _PHI * gamma / 2.0 >= curvature_vac
     if vacuous_g or vacuous_h:
         which = " and ".join(
             s for s, v in ((f"the first-order test (alpha={alpha:.3g} >= 2 L D = {alpha_vac:.3g})", vacuous_g),
                            (f"the curvature test (Phi gamma / 2 = {_PHI * gamma / 2.0:.3g} >= M D^2 = "
-                            f"{M * D * D:.3g})", vacuous_h)) if v
+                            f"{curvature_vac:.3g})", vacuous_h)) if v
         )
         warnings.warn(
             f"{name}: {which} {'are' if vacuous_g and vacuous_h else 'is'} vacuous: no exact measurement can "
@@ -991,73 +815,41 @@ def dp_gd_so(
             "default thresholds are the smallest the noise "
             "allows; more data, a larger epsilon or a smaller radius make them meaningful.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    eta = min(1.0, alpha / (2.0 * D * D * M)) if step_size is None else check_step_size(step_size)
-    theta = min(1.0, _PHI * gamma / (2.0 * rho * D**3)) if theta is None else _positive("theta", theta)
-    r = _PHI**2 * gamma**2 / (72.0 * rho * D**3) if linear_slack is None else _positive("linear_slack", linear_slack)
-    if eta > 1 or theta > 1:
-        raise ValueError(f"step_size and theta must be in (0, 1] to keep the iterates in C, got {eta} and {theta}")
+    return vacuous_g, vacuous_h
 
-    constraint = problem.constraint
+
+def _gd_so_run(problem: ERMProblem, w, T: int, gradients, hessian_sigma: float, *, alpha, gamma, eta, theta, slack,
+               margins, rng, keep_iterates: bool):
+    """The loop of dp_gd_so (Algorithm 6): (last iterate, outcome). Every test is made on
+    the released noisy gradient (``gradients``) and noisy Hessian, so the outcome is a
+    post-processing of the releases."""
+    d, constraint, R = problem.n_features, problem.constraint, problem.constraint.radius
     iterates = [w.copy()] if keep_iterates else None
-    status, stopped_by, fw_steps, so_steps = "not found", "max_steps", 0, 0
-    last_gap = last_q = cert_gap = cert_q = None
-    t_done = 0
-    for t in range(T):
-        t_done = t + 1
-        g = problem.gradient(w) + rng.normal(0.0, sigma1, size=d)
+    out = {"status": "not found", "stopped_by": "max_steps", "frank_wolfe_steps": 0, "second_order_steps": 0,
+           "last_gap": None, "last_quadratic_value": None, "certified_gap": None, "certified_curvature": None}
+    for _ in range(T):
+        g = problem.gradient(w) + sample_release(rng, gradients, d)
         v = constraint.lmo(g)
-        last_gap = float(g @ (v - w))
-        if last_gap < -alpha / 2.0:
+        out["last_gap"] = float(g @ (v - w))
+        if out["last_gap"] < -alpha / 2.0:
             w = (1.0 - eta) * w + eta * v
-            fw_steps += 1
+            out["frank_wolfe_steps"] += 1
         else:
-            H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, sigma2)
-            u, last_q = ball_halfspace_quadratic(H, w, g, r, R)
-            if last_q <= -_PHI * gamma / 2.0:
+            H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, hessian_sigma)
+            u, out["last_quadratic_value"] = ball_halfspace_quadratic(H, w, g, slack, R)
+            if out["last_quadratic_value"] <= -_PHI * gamma / 2.0:
                 w = (1.0 - theta) * w + theta * u
-                so_steps += 1
+                out["second_order_steps"] += 1
             else:
-                status, stopped_by = "found", "second_order_test"
-                cert_gap, cert_q = last_gap - m_g, last_q - m_h
+                out.update(status="found", stopped_by="second_order_test", certified_gap=out["last_gap"] - margins[0],
+                           certified_curvature=out["last_quadratic_value"] - margins[1])
                 break
         if constraint.minkowski_norm(w) > 1.0:  # rounding only: convex combinations stay in C
             w = constraint.project(w)
         if keep_iterates:
             iterates.append(w.copy())
-
-    spent, mu_total = _spent(budget, [(sigma1, dg, T), (sigma2, dh, T)])
-    trace = {"iterates": np.array(iterates), "private": True} if keep_iterates else {}
-    return PrivateFit(
-        coef=np.array(w, dtype=np.float64),
-        privacy_spent=spent,
-        algorithm=name,
-        hyperparameters={
-            "steps": T, "alpha": alpha, "gamma": gamma, "step_size": eta, "theta": theta, "linear_slack": r,
-            "rho": rho, "hessian_share": share, "failure_probability": xi, "loss_bound": B, "radius": R,
-        },
-        noise={
-            "mechanism": "gaussian", "mu": mu_total,
-            "scale": sigma1, "sensitivity": dg, "releases": 2 * T,
-            "phases": [
-                _phase(sigma1, dg, T, "gradients"),
-                _phase(sigma2, dh, T, "symmetric Hessians (upper triangle), worst case one per step"),
-            ],
-        },
-        gradient_evaluations=n * t_done,
-        iterations=t_done,
-        trace=trace,
-        info={
-            "status": status, "stopped_by": stopped_by,
-            "frank_wolfe_steps": fw_steps, "second_order_steps": so_steps,
-            "first_order_threshold": alpha, "second_order_threshold": gamma,
-            "gap_threshold": -alpha / 2.0, "curvature_threshold": -_PHI * gamma / 2.0,
-            "last_gap": last_gap, "last_quadratic_value": last_q,
-            "gradient_noise_margin": m_g, "curvature_noise_margin": m_h,
-            "certified_gap": cert_gap, "certified_curvature": cert_q,
-            "theorem_alpha": alpha_thm, "noise_alpha": alpha_noise, "noise_gamma": gamma_noise,
-            "theorem_steps": theorem_T,
-            "vacuous_gradient_test": vacuous_g, "vacuous_curvature_test": vacuous_h,
-        },
-    )
+    if keep_iterates:
+        out["iterates"] = np.array(iterates)  # post-processing of the releases: private
+    return w, out

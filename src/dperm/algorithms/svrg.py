@@ -22,8 +22,9 @@ Gaussian noise (ALGORITHMS.md):
    gets noise of standard deviation ``r * 2c`` with a fixed ratio r: every inner step is
    a subsampled Gaussian mechanism with the same noise ratio, whatever c is.
 
-Both phases are composed exactly by dp-accounting (:mod:`dperm.privacy.phases`: PLD for
-Poisson batches, RDP for fixed-size batches). The noise of the inner steps shrinks as
+Both phases form one event (full-batch Gaussian snapshot releases composed with T
+subsampled Gaussian inner releases), accounted exactly by the one accountant (PLD, with
+fixed-size batches accounted as Poisson ones, which under replace-one is exact). The noise of the inner steps shrinks as
 the iterates approach the snapshot, which is what makes variance reduction pay off
 under privacy. The regularizer (l1, l2, elastic net) enters through its proximal map
 and costs no privacy.
@@ -39,13 +40,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..privacy.budget import PrivacyBudget
-from ..privacy.calibrate import gaussian_dp_mu
-from ..privacy.phases import GaussianPhase, calibrate_phase_noise_ratio, calibration_grid, phases_epsilon
+from ..privacy import events as ev
+from ..privacy.gaussian_dp import gaussian_dp_mu
+from ..privacy.mechanisms import calibrate_and_charge
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
 from ._common import check_step_size, check_steps, initial_point, projection_of, start
-from .registry import register
+from .auto import strongly_convex_smooth, svrg_contracts
+from .registry import AutoRule, register
 
 __all__ = ["dp_svrg", "dp_svrg_pp", "prox_svrg_inner_steps", "prox_svrg_rate", "minibatch_variance_factor",
            "svrg_default_epochs", "snapshot_weights", "snapshot_noise_factor", "inner_noise_contraction_term",
@@ -183,22 +186,44 @@ def snapshot_weights(epochs: int, schedule: str, rate: float) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _split_budget(budget: PrivacyBudget, weights: np.ndarray, snapshot_share: float, steps: int, q: float,
+def _svrg_event(snapshot_sigmas, snapshot_sensitivity, inner_ratio, inner_bound, steps, q, sampling, n):
+    """The event: one full-batch Gaussian release per snapshot, then ``steps`` subsampled
+    releases of a batch sum of replace-one sensitivity at most ``inner_bound`` (= 2 x the
+    per-example cap 2L) with noise ``inner_ratio`` times the step's public sensitivity
+    bound. The event states the worst step (sensitivity ``inner_bound``); every step has
+    the same noise ratio, so the same privacy loss."""
+    snapshots = [ev.gaussian_release(s, snapshot_sensitivity) for s in snapshot_sigmas]
+    release = ev.gaussian_release(inner_ratio * inner_bound, inner_bound)
+    if q >= 1.0:
+        inner = release
+    elif sampling == "poisson":
+        inner = ev.PoissonSampledDpEvent(q, release)
+    else:
+        inner = ev.SampledWithoutReplacementDpEvent(n, round(q * n), release)
+    return ev.composed(snapshots + [ev.repeated(inner, steps)])
+
+
+def _split_budget(problem, budget: PrivacyBudget, weights: np.ndarray, snapshot_share: float, steps: int, q: float,
                   sampling: str, n: int):
-    """Noise ratios (one per snapshot, inner). Snapshot s gets the Gaussian-DP parameter
-    ``sqrt(share * weights[s]) * mu(eps, delta)``; the inner ratio is then the smallest
-    the composed accountant certifies for the whole budget."""
+    """Snapshot sigmas and the calibration of the inner noise ratio. Snapshot s gets the
+    Gaussian-DP parameter ``sqrt(share * weights[s]) * mu(eps, delta)`` (an allocation;
+    the accountant certifies the whole event); the inner ratio is the smallest the
+    accountant certifies for the whole budget."""
     if not (0.0 < snapshot_share < 1.0):
         raise ValueError(f"snapshot_share must be in (0, 1), got {snapshot_share}")
     mu_snapshot = math.sqrt(snapshot_share) * gaussian_dp_mu(budget.epsilon, budget.delta)
-    snapshot_ratios = [1.0 / (mu_snapshot * math.sqrt(w)) for w in weights]
-    snapshots = [GaussianPhase(r, 1, 1.0) for r in snapshot_ratios]
-    inner_ratio = calibrate_phase_noise_ratio(budget, snapshots, steps, q, sampling=sampling, dataset_size=n)
-    inner = GaussianPhase(inner_ratio, steps, q)
-    # The epsilon the calibration certified (same grid, cached); every grid is a valid bound.
-    spent = phases_epsilon(snapshots + [inner], budget.delta, sampling=sampling, dataset_size=n,
-                           grid=calibration_grid(budget.epsilon, budget.delta, steps))
-    return snapshot_ratios, inner_ratio, min(spent, budget.epsilon)
+    sensitivity = problem.gradient_sensitivity()
+    snapshot_sigmas = [sensitivity / (mu_snapshot * math.sqrt(w)) for w in weights]
+    inner_bound = 4.0 * problem.lipschitz
+
+    def make_event(ratio):
+        return _svrg_event(snapshot_sigmas, sensitivity, ratio, inner_bound, steps, q, sampling, n)
+
+    try:
+        calibration = calibrate_and_charge(make_event, budget, "dp_svrg")
+    except ValueError:
+        raise ValueError("no noise level meets the budget (the snapshot releases take all of it)") from None
+    return snapshot_sigmas, calibration
 
 
 def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_snapshot, step_size, batch_size,
@@ -212,9 +237,9 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     epochs, total_steps, q = len(epoch_lengths), int(sum(epoch_lengths)), b / n
     if len(snapshot_weights) != epochs:
         raise ValueError("one snapshot weight per epoch is needed")
-    snapshot_ratios, inner_ratio, spent = _split_budget(budget, snapshot_weights, snapshot_share, total_steps, q,
-                                                        sampling, n)
-    snapshot_sigmas = [r * problem.gradient_sensitivity() for r in snapshot_ratios]
+    snapshot_sigmas, calibration = _split_budget(problem, budget, snapshot_weights, snapshot_share, total_steps, q,
+                                                 sampling, n)
+    inner_ratio = calibration.noise
 
     X, y = problem.X, problem.y
     csr = sp.issparse(X)
@@ -229,7 +254,6 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
 
     w_snap = initial_point(problem, init)
     w = w_snap.copy()
-    inner_noise = []
     for m, snapshot_sigma in zip(epoch_lengths, snapshot_sigmas):
         # phi'(<x_i, w~>, y_i) for every row: the snapshot gradient and every inner step's correction use them
         snap_slopes = np.ascontiguousarray(problem.loss.derivative(problem.margins(w_snap), problem.y), np.float64)
@@ -253,29 +277,14 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
                 _kernels.svrg_steps_csr(X.indptr, X.indices, X.data, *args)
             else:
                 _kernels.svrg_steps_dense(X, *args)
-            inner_noise.append(scales)
         w_snap = w_sum / m
-    inner_noise = np.concatenate(inner_noise)
     return PrivateFit(
         coef=w_snap,
-        privacy_spent=PrivacyBudget(spent, budget.delta),
+        privacy_spent=calibration.spent,
         algorithm=name,
+        event=calibration.event,
         hyperparameters={"step_size": step_size, "epochs": epochs, "epoch_lengths": list(map(int, epoch_lengths)),
                          "batch_size": b, "sampling": sampling, "snapshot_share": snapshot_share},
-        noise={
-            "mechanism": "gaussian (full-batch snapshots) + subsampled gaussian (inner steps)",
-            "snapshot_scale": snapshot_sigmas[-1],
-            "snapshot_scales": snapshot_sigmas,
-            "snapshot_sensitivity": problem.gradient_sensitivity(),
-            "snapshot_releases": epochs,
-            "inner_noise_ratio": inner_ratio,
-            "inner_releases": total_steps,
-            "inner_scale_max": float(inner_noise.max(initial=0.0)),
-            "inner_scale_mean": float(inner_noise.mean()) if inner_noise.size else 0.0,
-            "sampling_probability": q,
-        },
-        gradient_evaluations=epochs * n + 2 * b * total_steps,
-        iterations=total_steps,
     )
 
 
@@ -344,9 +353,11 @@ def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, 
     guarantee="(epsilon, delta)",
     source="seed 000 Alg. 1 (accountable variant)",
     paper="Wang, Ye, Xu 2017",
-    requires=("convex", "smooth", "lipschitz", "strongly_convex", "approximate_dp"),
+    requires=("convex", "smooth", "lipschitz", "strongly_convex", "approximate_dp", "compiled_loss"),
     gradient_complexity="O((n + beta/mu) log(n eps / d))",
     summary="proximal SVRG with a noisy snapshot per epoch and noise scaled to ||x - x~|| per step",
+    auto=AutoRule(4, lambda p, b: strongly_convex_smooth(p, b) and not p.regularizer.is_smooth and svrg_contracts(p, b),
+                  'strongly convex with an l1 part: proximal DP-SVRG'),
 )
 def dp_svrg(
     problem: ERMProblem,
@@ -458,7 +469,7 @@ def dp_svrg(
     guarantee="(epsilon, delta)",
     source="seed 000 Alg. 2 (accountable variant)",
     paper="Wang, Ye, Xu 2017",
-    requires=("convex", "smooth", "lipschitz", "approximate_dp"),
+    requires=("convex", "smooth", "lipschitz", "approximate_dp", "compiled_loss"),
     gradient_complexity="O(n log(n eps / sqrt(d)) + n beta / sqrt(d))",
     summary="SVRG++ with doubling epochs, noisy snapshots and noise scaled to ||x - x~||",
 )

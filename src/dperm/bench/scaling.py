@@ -41,10 +41,11 @@ Design
 * The data for size n are the first n rows of one draw of ``max(sizes)`` rows (seed
   ``ScalingConfig.seed``): the sizes are nested and share the ground truth, so only n
   varies along the curve.
-* Repeat r draws its noise from the same seed at every n (common random numbers, on by
-  default): for output perturbation the noise at n is then the same Gaussian direction
-  scaled by sigma(n), and the draw-to-draw variation largely cancels in the slope. The
-  standard error of the fitted slope is then conditional on those draws.
+* Every (n, repeat) fit draws independent noise (its own seed from the root seed, the
+  size and the repeat), so the runs at different n are independent given the data and the
+  standard errors of the means and of the fitted slope are honest. (Reusing one noise draw
+  at every n would make the curve smoother than the algorithm is, and the quoted standard
+  errors too small.)
 * delta: ``None`` means a fixed ``delta = 1e-5`` (``0`` for the pure-DP-only algorithms:
   ``localization``, ``exponential_mechanism``). A fixed delta keeps the ``log(1/delta)``
   factors of the bounds constant, so only n moves; ``1e-5`` is below 1/n for every
@@ -73,6 +74,7 @@ import numpy as np
 import pandas as pd
 
 from .. import theory
+from .._files import write_atomic, write_text_atomic
 from ..algorithms import registry
 from ..privacy.budget import PrivacyBudget
 from ..problem.erm import ERMProblem
@@ -167,8 +169,6 @@ class ScalingConfig:
     params : dict
         Extra hyper-parameters for ``fit`` (override the automatic ones, e.g. the public
         ``pl_constant`` of ``dp_gd``).
-    common_noise : bool
-        Repeat r uses the same noise seed at every n (see the module docstring).
     """
 
     algorithm: str = "gd_output_perturbation"
@@ -182,7 +182,6 @@ class ScalingConfig:
     mu: float = 0.1
     radius: float = 2.0
     params: dict = field(default_factory=dict)
-    common_noise: bool = True
 
     def __post_init__(self):
         sizes = tuple(sorted({int(n) for n in self.sizes}))
@@ -382,7 +381,8 @@ def run_scaling(config: ScalingConfig = ScalingConfig(), progress: Callable[[], 
         Columns: ``algorithm, problem, setting, quantity, measure, source, n, d, epsilon,
         delta, repeats, measured`` (mean over repeats), ``measured_sem, measured_std,
         measured_min, measured_max, seconds`` (mean wall seconds per fit), ``seconds_total,
-        reference_seconds, iterations, gradient_evaluations, bound`` (``theory.bound_for``),
+        reference_seconds, steps`` (the public step count, when the algorithm has one),
+        ``bound`` (``theory.bound_for``),
         ``bound_slope`` (``theory.slope_in_n`` at n), ``lipschitz, smoothness,
         strong_convexity, reference_objective, hyperparameters`` (JSON).
     """
@@ -399,15 +399,15 @@ def run_scaling(config: ScalingConfig = ScalingConfig(), progress: Callable[[], 
         t0 = time.perf_counter()
         reference = solve_reference(problem)
         reference_seconds = time.perf_counter() - t0
-        values, seconds, iterations, evaluations = [], [], [], []
+        values, seconds, steps = [], [], []
         for r in range(config.repeats):
-            rng = _rng(config.seed, 1, r) if config.common_noise else _rng(config.seed, 1, r, n)
+            rng = _rng(config.seed, 1, r, n)  # independent noise at every (n, repeat)
             t0 = time.perf_counter()
             fit = info.fit(problem, budget, rng=rng, **hyper)
             seconds.append(time.perf_counter() - t0)
             values.append(_measure(problem, fit.coef, reference, measure))
-            iterations.append(fit.iterations)
-            evaluations.append(fit.gradient_evaluations)
+            step = fit.hyperparameters.get("steps")
+            steps.append(float(step) if isinstance(step, (int, np.integer)) else math.nan)
             if progress is not None:
                 progress()
         params = _bound_params(problem, case, reference, epsilon=config.epsilon, delta=delta,
@@ -422,7 +422,7 @@ def run_scaling(config: ScalingConfig = ScalingConfig(), progress: Callable[[], 
             "measured_std": std, "measured_min": float(values.min()), "measured_max": float(values.max()),
             "seconds": float(np.mean(seconds)), "seconds_total": float(np.sum(seconds)),
             "reference_seconds": reference_seconds,
-            "iterations": float(np.mean(iterations)), "gradient_evaluations": float(np.mean(evaluations)),
+            "steps": float(np.mean(steps)),
             "bound": theory.bound_for(config.algorithm, **params),
             "bound_slope": theory.slope_in_n(config.algorithm, **params),
             "lipschitz": problem.lipschitz, "smoothness": problem.smoothness,
@@ -610,14 +610,13 @@ def scaling_command(algorithm: str = "gd_output_perturbation", *, sizes: Sequenc
     summary = slope_summary(frame)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    csv = out / f"scaling_{algorithm}.csv"
-    frame.to_csv(csv, index=False)
-    png = plot_scaling(frame, out / f"scaling_{algorithm}.png")
+    csv = write_atomic(out / f"scaling_{algorithm}.csv", lambda p: frame.to_csv(p, index=False))
+    png = write_atomic(out / f"scaling_{algorithm}.png", lambda p: plot_scaling(frame, p))
     seconds = time.perf_counter() - t0
     summary = {**summary, "seconds_total": seconds}
     path = out / f"scaling_{algorithm}.json"
     record = {"summary": summary, "config": {**asdict(config), "sizes": list(config.sizes),
                                              "delta": config.resolved_delta()}}
-    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    write_text_atomic(path, json.dumps(record, indent=2, default=str) + "\n")
     return ScalingReport(config=config, frame=frame, summary=summary, csv=csv, png=png, json=path,
                          seconds=seconds)

@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._files import write_atomic, write_text_atomic
 from ..algorithms.output_perturbation import PREPARE
 from ..problem.erm import ERMProblem
 
@@ -223,10 +224,10 @@ class Table3Config:
     float32: bool = True
 
     def __post_init__(self):
-        for name in ("repeats", "other_repeats", "seed"):
+        for name, least in (("repeats", 1), ("other_repeats", 0), ("seed", 0)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         for name, value in self.algorithm_repeats.items():
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"algorithm_repeats[{name!r}] must be an integer >= 0, got {value!r}")
@@ -351,8 +352,11 @@ def _release(prepared, problem, rng) -> np.ndarray:
 COLUMNS = [
     "dataset", "loss", "mu", "constraint", "max_rows", "n", "d", "epsilon", "delta", "algorithm", "params",
     "seed", "repeat", "status", "excess_risk", "objective", "reference_objective", "seconds", "cpu_seconds",
-    "shared_seconds", "epsilon_spent", "iterations", "gradient_evaluations", "message",
+    "shared_seconds", "epsilon_spent", "steps", "message",
 ]
+# Columns of runs.csv files written before steps replaced them: the iteration counts of the
+# non-private solvers, data-dependent (never recorded now, see docs/privacy.md).
+_RETIRED_COLUMNS = ["iterations", "gradient_evaluations"]
 _KEY = ["dataset", "loss", "mu", "constraint", "max_rows", "delta", "epsilon", "algorithm", "params", "seed", "repeat"]
 _NA_REPEAT = -1  # the repeat number of an "n/a" row (one per cell and algorithm)
 
@@ -394,12 +398,13 @@ def _base_row(task: _Task, problem, repeat: int) -> dict:
     }
 
 
-def _finish(row: dict, problem64, coef, wall: float, cpu: float, shared: float, spent: float, iterations: int,
-            gradient_evaluations: int) -> dict:
+def _finish(row: dict, problem64, coef, wall: float, cpu: float, shared: float, spent: float,
+            hyperparameters: dict) -> dict:
     objective = problem64.objective(coef)
+    steps = hyperparameters.get("steps")  # a public step count, when the algorithm has one
     row.update(status="ok", objective=objective, excess_risk=objective - row["reference_objective"], seconds=wall,
-               cpu_seconds=cpu, shared_seconds=shared, epsilon_spent=spent, iterations=iterations,
-               gradient_evaluations=gradient_evaluations, message="")
+               cpu_seconds=cpu, shared_seconds=shared, epsilon_spent=spent,
+               steps=steps if isinstance(steps, (int, np.integer)) else None, message="")
     return row
 
 
@@ -438,7 +443,7 @@ def _run_task(task: _Task) -> list[dict]:
                 coef = _release(prepared, problem, _rng(task, r))
                 wall, cpu = time.perf_counter() - wall1, time.process_time() - cpu1
                 rows.append(_finish(_base_row(task, problem, r), problem64, coef, shared_wall + wall, shared_cpu + cpu,
-                                    shared_wall, spent, prepared.iterations, prepared.gradient_evaluations))
+                                    shared_wall, spent, prepared.hyperparameters))
             return rows
         info = registry.get(task.algorithm)
         for r in task.repeats:
@@ -453,8 +458,8 @@ def _run_task(task: _Task) -> list[dict]:
                     break
                 continue
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            rows.append(_finish(row, problem64, fit.coef, wall, cpu, 0.0, fit.privacy_spent.epsilon, fit.iterations,
-                                fit.gradient_evaluations))
+            rows.append(_finish(row, problem64, fit.coef, wall, cpu, 0.0, fit.privacy_spent.epsilon,
+                                fit.hyperparameters))
         return rows
 
 
@@ -490,6 +495,19 @@ def _repair(path: Path) -> None:
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def _migrate(path: Path) -> None:
+    """Rewrite a runs.csv of an earlier version (with the retired solver-count columns) in
+    today's columns, so that appends line up with its header."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, encoding="utf-8") as handle:
+        header = handle.readline().strip().split(",")
+    if not any(c in header for c in _RETIRED_COLUMNS):
+        return
+    frame = _read_csv(path).drop(columns=_RETIRED_COLUMNS, errors="ignore").reindex(columns=COLUMNS)
+    write_atomic(path, lambda p: frame.to_csv(p, index=False, lineterminator="\n"))
 
 
 def _append(path: Path, rows: list[dict], columns: list[str]) -> None:
@@ -560,6 +578,7 @@ def run_table3(config: Table3Config = Table3Config(), out_dir="table3_output",
     runs_path, refs_path = out_dir / "runs.csv", out_dir / "references.csv"
     _repair(runs_path)
     _repair(refs_path)
+    _migrate(runs_path)
     previous = load_runs(out_dir)
     done = {_key(values) for values in previous[_KEY].itertuples(index=False, name=None)}
 
@@ -775,7 +794,7 @@ def summarize(frame: pd.DataFrame, out_dir=None) -> str:
     if out_dir is not None:
         path = Path(out_dir)
         path.mkdir(parents=True, exist_ok=True)
-        (path / "table3.md").write_text(text + "\n", encoding="utf-8")
+        write_text_atomic(path / "table3.md", text + "\n")
     return text
 
 
@@ -827,10 +846,17 @@ def plot_table3(frame: pd.DataFrame, out_dir) -> list[Path]:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=min(6, max(1, len(labels))), fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.08 + 0.03 * (len(labels) // 6), 1, 1))
+    # The legend below the panels, in as many columns as the figure's width holds (one
+    # dataset: one or two columns), and the figure grown by its height so it is never cut.
+    width = fig.get_figwidth()
+    column_width = 0.5 + 0.06 * max((len(lab) for lab in labels), default=10)  # inches at fontsize 7
+    ncol = max(1, min(len(labels), int(width // column_width)))
+    legend_height = 0.2 + 0.16 * math.ceil(len(labels) / ncol)
+    fig.set_figheight(4.0 + legend_height)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, legend_height / (4.0 + legend_height), 1, 1))
     error_path = out_dir / "table3_error.png"
-    fig.savefig(error_path, dpi=110)
+    write_atomic(error_path, lambda p: fig.savefig(p, dpi=110, format="png", bbox_inches="tight"))
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.3 * len(datasets) * (len(algorithms) + 2))), 4.5))
@@ -858,6 +884,6 @@ def plot_table3(frame: pd.DataFrame, out_dir) -> list[Path]:
     ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     runtime_path = out_dir / "table3_runtime.png"
-    fig.savefig(runtime_path, dpi=110)
+    write_atomic(runtime_path, lambda p: fig.savefig(p, dpi=110, format="png", bbox_inches="tight"))
     plt.close(fig)
     return [error_path, runtime_path]

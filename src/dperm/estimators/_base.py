@@ -4,10 +4,11 @@ intercept handling and the privacy accounting of one-vs-rest."""
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import registry
@@ -19,18 +20,6 @@ from ..privacy.noise import make_rng
 __all__ = ["DPLinearModelMixin"]
 
 
-def _augment(X, scaling: float):
-    """Append the constant intercept feature ``scaling`` as the last column."""
-    if scaling == 0:
-        return X
-    if is_dask_collection(X):
-        return dask_input.augment(X, scaling)
-    column = np.full((X.shape[0], 1), scaling, dtype=X.dtype)
-    if sp.issparse(X):
-        return sp.hstack([X, sp.csr_matrix(column)], format="csr")
-    return np.hstack([X, column])
-
-
 class DPLinearModelMixin(BaseEstimator):
     """Base of dperm's linear estimators (not for direct use).
 
@@ -39,6 +28,18 @@ class DPLinearModelMixin(BaseEstimator):
     the learner's declared row norm is then ``sqrt(data_norm^2 + intercept_scaling^2)``,
     so the intercept is regularized and bounded like every other coordinate.
     """
+
+    # scikit-learn's parameter validation, run at the start of every fit. Only the
+    # parameters whose bad values would otherwise pass silently or fail late are listed
+    # (epsilon and delta are checked by PrivacyBudget with privacy-specific messages;
+    # alpha by _regularizer).
+    _parameter_constraints: dict = {
+        "data_norm": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "solver": [str],
+        "solver_params": [dict, None],
+    }
 
     def _regularizer(self):
         alpha = float(self.alpha)
@@ -76,16 +77,18 @@ class DPLinearModelMixin(BaseEstimator):
         return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)
 
     def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0):
-        """One private fit on augmented X; returns (coef, intercept, PrivateFit)."""
+        """One private fit (the intercept as a constant column ``intercept_scaling`` of the
+        problem, never copied into X); returns (coef, intercept, PrivateFit)."""
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
         problem = make_problem(  # a DaskERMProblem for Dask input
-            _augment(X, scaling),
+            X,
             y_signed,
             self._loss(),
             self._regularizer(),
             self._constraint(),
             data_norm=self._effective_norm(),
             label_bound=label_bound,
+            intercept_scaling=scaling,
         )
         self.solver_ = self._solver_name(problem, budget)
         check_supported(problem, self.solver_)
@@ -95,6 +98,7 @@ class DPLinearModelMixin(BaseEstimator):
         return fit.coef, 0.0, fit
 
     def _validate_xy(self, X, y):
+        self._validate_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         return self._validate(X, y)
@@ -103,7 +107,23 @@ class DPLinearModelMixin(BaseEstimator):
         return PrivacyBudget(self.epsilon, self.delta)
 
     def _rng(self):
-        return make_rng(self.random_state)
+        # None stays None: the algorithms then take the production path (floating-point-
+        # safe noise from the OS where they have one, OS entropy otherwise)
+        return None if self.random_state is None else make_rng(self.random_state)
+
+    def _set_n_iter(self, fits, *, single: bool = False) -> None:
+        """``n_iter_`` = the public step counts of the fits, when the solvers have one.
+
+        Only a step count fixed by the hyper-parameters (``hyperparameters["steps"]``) is
+        released; a solver run to a tolerance has a data-dependent count, which would leak,
+        so ``n_iter_`` is then not set. ``single``: one fit, an int (as scikit-learn's
+        regressors); otherwise an array with one count per fit (as its classifiers).
+        """
+        steps = [fit.hyperparameters.get("steps") for fit in fits]
+        if hasattr(self, "n_iter_"):
+            del self.n_iter_
+        if all(isinstance(s, (int, np.integer)) for s in steps):
+            self.n_iter_ = int(steps[0]) if single else np.asarray(steps, dtype=np.int64)
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")

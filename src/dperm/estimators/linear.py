@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
+from numbers import Real
+
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..privacy.budget import PrivacyBudget
+from .._validation import DataNormWarning
+from ..privacy.accountant import epsilon as certified_epsilon
+from ..privacy.budget import PrivacyBudget, PrivacyWarning
+from ..privacy.events import composed
 from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ._base import DPLinearModelMixin
 
@@ -42,7 +49,64 @@ _COMMON_PARAMS_DOC = """
 """
 
 
+_CLASSES_DOC = """
+    classes : array-like or None, default=None
+        The label set, declared (public). The label set is part of the released model
+        (``classes_``, the shape of ``coef_``, the per-class budget), so it must not come
+        from the data: declare it. When None, it is taken from ``y`` with a
+        ``PrivacyWarning`` (the label set is then treated as public, unprotected). A label
+        of ``y`` outside a declared set is an error; a declared label absent from ``y`` is
+        fine (its one-vs-rest model is fit all the same).
+"""
+
+_CLASSIFIER_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    coef_, intercept_, classes_ : as in scikit-learn.
+    privacy_spent_ : PrivacyBudget
+        The guarantee of the fitted model (replace-one).
+    solver_ : str
+        The algorithm that ran (resolves ``solver="auto"``).
+    fits_ : list of PrivateFit
+        The solver outputs (algorithm, public hyper-parameters, privacy spent), one per
+        one-vs-rest fit.
+    n_iter_ : ndarray of shape (1,) or (n_classes,)
+        The solvers' step counts, set only when the count is a public hyper-parameter
+        (``hyperparameters["steps"]``); a count of a solver run to a tolerance depends on
+        the data and is not released.
+"""
+
+_UNDECLARED_CLASSES = (
+    "classes was not declared: the label set is taken from y and treated as public "
+    "(it is released with the model, unprotected); declare it, e.g. classes=[0, 1]"
+)
+
+
+def resolve_classes(declared, y) -> np.ndarray:
+    """The sorted label set: ``declared`` when given, else inferred from ``y`` with a
+    PrivacyWarning. Errors never quote a label (labels are data)."""
+    if declared is None:
+        warnings.warn(_UNDECLARED_CLASSES, PrivacyWarning, stacklevel=3)
+        classes = np.unique(y)
+        if len(classes) < 2:
+            raise ValueError("y has fewer than 2 distinct labels; a classifier needs samples of at least 2 classes")
+        return classes
+    raw = np.asarray(declared)
+    if raw.ndim != 1:
+        raise ValueError("classes must be a 1-d list of labels, e.g. classes=[0, 1]")
+    classes = np.unique(raw)
+    if len(classes) != len(raw):
+        raise ValueError("classes declares a label twice; list each label once")
+    if len(classes) < 2:
+        raise ValueError("classes must declare at least 2 labels")
+    if not np.all(np.isin(y, classes)):
+        raise ValueError("y has a label outside the declared classes; add it to classes or drop those rows")
+    return classes
+
+
 class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
+    _parameter_constraints: dict = {**DPLinearModelMixin._parameter_constraints, "classes": ["array-like", None]}
+
     def __init__(
         self,
         epsilon=1.0,
@@ -55,6 +119,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         constraint=None,
         solver_params=None,
         random_state=None,
+        classes=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -66,35 +131,39 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.constraint = constraint
         self.solver_params = solver_params
         self.random_state = random_state
+        self.classes = classes
 
     def fit(self, X, y):
         """Fit privately. Binary: one fit with the whole budget. K > 2 classes:
         one-vs-rest, each of the K fits with budget (epsilon/K, delta/K), so the whole
-        model is (epsilon, delta)-DP by basic composition (every row is used K times)."""
+        model is (epsilon, delta)-DP by basic composition (every row is used K times).
+        K is the number of declared ``classes`` (see the parameter)."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        self.classes_ = resolve_classes(self.classes, y)
         k = len(self.classes_)
-        if k < 2:
-            raise ValueError(f"need samples of at least 2 classes, got only {self.classes_.tolist()}")
         rng = self._rng()
         targets = [self.classes_[1]] if k == 2 else list(self.classes_)
         part = budget if k == 2 else budget.split(k)
         coefs, intercepts, fits = [], [], []
-        for positive in targets:
+        for i, positive in enumerate(targets):
             y_signed = np.where(y == positive, 1.0, -1.0)
-            coef, intercept, fit = self._fit_binary(X, y_signed, part, rng)
+            with warnings.catch_warnings():
+                if i > 0:  # the same rows are clipped in every one-vs-rest fit: warn once
+                    warnings.simplefilter("ignore", DataNormWarning)
+                coef, intercept, fit = self._fit_binary(X, y_signed, part, rng)
             coefs.append(coef)
             intercepts.append(intercept)
             fits.append(fit)
         self.coef_ = np.vstack(coefs)
         self.intercept_ = np.asarray(intercepts)
         self.fits_ = fits
-        spent_eps = sum(f.privacy_spent.epsilon for f in fits)
-        spent_delta = min(sum(f.privacy_spent.delta for f in fits), budget.delta)
-        self.privacy_spent_ = PrivacyBudget(min(spent_eps, budget.epsilon), spent_delta)
-        self.n_iter_ = np.asarray([f.iterations for f in fits])
+        # the K fits' events composed by the one accountant (each fit had budget / K)
+        self.event_ = composed([f.event for f in fits])
+        self.privacy_spent_ = PrivacyBudget(min(certified_epsilon(self.event_, budget.delta), budget.epsilon),
+                                            budget.delta)
+        self._set_n_iter(fits)
         return self
 
     def decision_function(self, X):
@@ -119,17 +188,8 @@ class DPLogisticRegression(_DPClassifier):
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
-        + """
-    Attributes
-    ----------
-    coef_, intercept_, classes_ : as in scikit-learn.
-    privacy_spent_ : PrivacyBudget
-        The guarantee of the fitted model (replace-one).
-    solver_ : str
-        The algorithm that ran (resolves ``solver="auto"``).
-    fits_ : list of PrivateFit
-        The solver outputs (hyper-parameters used, noise calibration).
-    """
+        + _CLASSES_DOC
+        + _CLASSIFIER_ATTRIBUTES_DOC
     )
 
     def _loss(self):
@@ -157,6 +217,8 @@ class DPLinearSVC(_DPClassifier):
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
+        + _CLASSES_DOC
+        + _CLASSIFIER_ATTRIBUTES_DOC
     )
 
     def _loss(self):
@@ -164,6 +226,11 @@ class DPLinearSVC(_DPClassifier):
 
 
 class _DPRegressor(RegressorMixin, DPLinearModelMixin):
+    _parameter_constraints: dict = {
+        **DPLinearModelMixin._parameter_constraints,
+        "label_bound": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(
         self,
         epsilon=1.0,
@@ -195,13 +262,18 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         y = np.asarray(y, dtype=np.float64)
+        self._check_targets(y)
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound))
         self.coef_ = coef
         self.intercept_ = intercept
         self.fits_ = [fit]
         self.privacy_spent_ = fit.privacy_spent
-        self.n_iter_ = fit.iterations
+        self.event_ = fit.event
+        self._set_n_iter([fit], single=True)
         return self
+
+    def _check_targets(self, y: np.ndarray) -> None:
+        """Raise ValueError for targets outside the loss's domain (none here)."""
 
     def predict(self, X):
         return self._decision(X)
@@ -224,6 +296,10 @@ class DPHuberRegressor(_DPRegressor):
         The Huber threshold k.
     """
     )
+
+    _parameter_constraints: dict = {
+        **_DPRegressor._parameter_constraints, "threshold": [Interval(Real, 0, None, closed="neither")],
+    }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
@@ -253,6 +329,10 @@ class DPLinearRegression(_DPRegressor):
         Radius of the default L2-ball constraint.
     """
     )
+
+    _parameter_constraints: dict = {
+        **_DPRegressor._parameter_constraints, "radius": [Interval(Real, 0, None, closed="neither")],
+    }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,

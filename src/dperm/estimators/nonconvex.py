@@ -3,8 +3,11 @@ sigmoid-link GLM with squared loss (seed 004, Section 5)."""
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy.special import expit, ndtr
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..problem.losses import Biweight, SigmoidSquared
 from .linear import _COMMON_PARAMS_DOC, _DPRegressor
@@ -33,6 +36,8 @@ class DPRobustRegressor(_DPRegressor):
     """
     )
 
+    _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "c": [Interval(Real, 0, None, closed="neither")]}
+
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, c=4.685):
@@ -50,19 +55,21 @@ class DPGLMRegressor(_DPRegressor):
         fit by the non-convex squared loss ``(s(<w, x>) - y)^2``.
 
     ``s`` is the sigmoid (``link="sigmoid"``) or the standard normal CDF
-    (``link="probit"``); targets are in [0, 1] (or, more generally, within
-    ``label_bound``). ``predict`` returns ``s(<w, x> + b)``. The default solver
-    (``"auto"``) is ``dp_gd``.
+    (``link="probit"``); targets must be in [0, 1] (a probability or a rate; others are
+    an error, since ``s`` cannot reach them). ``predict`` returns ``s(<w, x> + b)``. The
+    default solver (``"auto"``) is ``dp_gd``.
 
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
         + """
     label_bound : float, default=1.0
-        Declared public bound on |y|; larger targets are clipped (with a warning).
+        Declared public bound on |y| (the targets are in [0, 1], so 1 is the natural bound).
     link : {"sigmoid", "probit"}, default="sigmoid"
     """
     )
+
+    _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "link": [StrOptions({"sigmoid", "probit"})]}
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
@@ -73,6 +80,10 @@ class DPGLMRegressor(_DPRegressor):
 
     def _loss(self):
         return SigmoidSquared(self.link)
+
+    def _check_targets(self, y: np.ndarray) -> None:
+        if np.any((y < 0) | (y > 1)):  # no value quoted: targets are data
+            raise ValueError("DPGLMRegressor needs targets in [0, 1] (its link maps onto (0, 1)); rescale y first")
 
     def predict(self, X):
         scores = self._decision(X)

@@ -1,26 +1,13 @@
-"""What a guarantee is, and how noise is calibrated to it.
-
-Knows nothing of losses. Replace-one neighbouring relation throughout.
+"""What a guarantee is, how a mechanism is described (events), and how noise is calibrated
+to it (the one accountant). Knows nothing of losses. Replace-one neighbouring relation
+throughout: see :mod:`dperm.privacy.events` for the convention.
 """
 
+from . import events
+from .accountant import Calibration, calibrate, delta, epsilon
 from .budget import BudgetAccountant, BudgetExceededError, PrivacyBudget, PrivacyWarning
-from .calibrate import (
-    NoiseCalibration,
-    analytic_gaussian_sigma,
-    calibrate_vector_mechanism,
-    classical_gaussian_sigma,
-    exponential_mechanism_composition_epsilon,
-    exponential_mechanism_step_epsilon,
-    gaussian_dp_delta,
-    gaussian_dp_epsilon,
-    gaussian_dp_mu,
-    gaussian_steps_epsilon,
-    gaussian_steps_sigma,
-    pure_composition_epsilon,
-    subsampled_gaussian_epsilon,
-    subsampled_gaussian_sigma,
-)
-from .phases import GaussianPhase, calibrate_phase_noise_ratio, phases_epsilon
+from .gaussian_dp import analytic_gaussian_sigma, classical_gaussian_sigma, gaussian_dp_delta, gaussian_dp_epsilon, gaussian_dp_mu
+from .mechanisms import calibrate_and_charge, charging, sample_release, vector_mechanism
 from .noise import (
     exponential_mechanism,
     gaussian_noise,
@@ -33,12 +20,9 @@ from .noise import (
 
 __all__ = [
     "BudgetAccountant", "BudgetExceededError", "PrivacyBudget", "PrivacyWarning",
-    "GaussianPhase", "calibrate_phase_noise_ratio", "phases_epsilon",
-    "NoiseCalibration", "analytic_gaussian_sigma", "calibrate_vector_mechanism",
-    "classical_gaussian_sigma", "exponential_mechanism_composition_epsilon",
-    "exponential_mechanism_step_epsilon", "gaussian_dp_delta", "gaussian_dp_epsilon",
-    "gaussian_dp_mu", "gaussian_steps_epsilon", "gaussian_steps_sigma",
-    "pure_composition_epsilon", "subsampled_gaussian_epsilon", "subsampled_gaussian_sigma",
+    "events", "Calibration", "calibrate", "epsilon", "delta",
+    "calibrate_and_charge", "charging", "sample_release", "vector_mechanism",
+    "analytic_gaussian_sigma", "classical_gaussian_sigma", "gaussian_dp_delta", "gaussian_dp_epsilon", "gaussian_dp_mu",
     "exponential_mechanism", "gaussian_noise", "l2_laplace_noise", "laplace_noise", "make_rng",
     "report_noisy_max", "symmetric_gaussian_matrix",
 ]

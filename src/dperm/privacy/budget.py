@@ -89,78 +89,139 @@ class PrivacyBudget:
             )
 
     def __str__(self) -> str:
-        return f"(epsilon={self.epsilon:g}, delta={self.delta:g})"
+        return f"(epsilon={_display(self.epsilon)}, delta={_display(self.delta)})"
+
+    def __repr__(self) -> str:
+        return f"PrivacyBudget(epsilon={_display(self.epsilon)}, delta={_display(self.delta)})"
+
+
+def _display(value: float) -> str:
+    """``value`` shortened to 12 significant digits, the precision of a certified budget
+    (0.9999999999999964 prints as 1); the stored value is unchanged."""
+    return format(float(f"{value:.12g}"), "g") if value != 0 else "0"
 
 
 class BudgetAccountant:
-    """Tracks spending against a total budget under basic composition; thread-safe.
+    """A total privacy budget that fits are charged to, composed exactly; thread-safe.
+
+    Every fit given ``accountant=`` charges the event of its mechanism
+    (:mod:`dperm.privacy.events`) here before it reads the data; the accountant composes
+    the events of all charges with the one exact accountant
+    (:func:`dperm.privacy.accountant.epsilon`: Gaussian DP, PLD, pure/zCDP), not by adding
+    epsilons, and refuses (``BudgetExceededError``, nothing recorded) a charge whose
+    composition would exceed the total.
 
     Parameters
     ----------
-    total : PrivacyBudget
-        The most that may be spent.
+    epsilon : float or PrivacyBudget
+        The total epsilon (or the whole total budget).
+    delta : float, default 0
+        The total delta; every composition is certified at this delta.
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(1.0, 1e-5)
+    >>> # DPLogisticRegression(epsilon=0.5, delta=1e-5, accountant=acc).fit(X, y)  # doctest: +SKIP
+    >>> acc.remaining  # doctest: +SKIP
     """
 
-    _RELATIVE_SLACK = 1e-12  # float rounding of sums of equal splits
-
-    def __init__(self, total: PrivacyBudget):
-        if not isinstance(total, PrivacyBudget):
-            raise TypeError(f"total must be a PrivacyBudget, got {total!r}")
-        self.total = total
+    def __init__(self, epsilon, delta: float = 0.0):
+        self.total = epsilon if isinstance(epsilon, PrivacyBudget) else PrivacyBudget(epsilon, delta)
         self._lock = threading.Lock()
-        self._epsilon = 0.0
-        self._delta = 0.0
-        self._history: list[tuple[str, PrivacyBudget]] = []
+        self._events: list = []
+        self._labels: list[str] = []
+        self._spent_epsilon = 0.0
 
-    def _fits(self, budget: PrivacyBudget) -> bool:
-        eps_ok = self._epsilon + budget.epsilon <= self.total.epsilon * (1 + self._RELATIVE_SLACK)
-        delta_ok = self._delta + budget.delta <= self.total.delta * (1 + self._RELATIVE_SLACK)
-        return eps_ok and delta_ok
+    def __deepcopy__(self, memo):
+        # One ledger, shared: scikit-learn's clone deep-copies parameters, and a copied
+        # accountant would let GridSearchCV's clones spend the same budget again.
+        return self
 
-    def can_spend(self, budget: PrivacyBudget) -> bool:
+    def __copy__(self):
+        return self
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _composed_epsilon(self, events) -> float:
+        from .accountant import epsilon as _epsilon
+        from .events import composed
+
+        return _epsilon(composed(events), self.total.delta) if events else 0.0
+
+    def _check_event(self, event):
+        from dp_accounting.dp_event import DpEvent
+
+        if not isinstance(event, DpEvent):
+            raise TypeError(f"event must be a DpEvent, got {event!r}")
+
+    def can_afford(self, event) -> bool:
+        """Whether charging ``event`` would keep the composition within the total."""
+        self._check_event(event)
         with self._lock:
-            return self._fits(budget)
+            return self._composed_epsilon(self._events + [event]) <= self.total.epsilon * (1 + self._RELATIVE_SLACK)
 
-    def spend(self, budget: PrivacyBudget, label: str = "") -> None:
-        """Record ``budget`` as spent, or raise BudgetExceededError and record nothing."""
-        if not isinstance(budget, PrivacyBudget):
-            raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
+    _RELATIVE_SLACK = 1e-12
+
+    def charge(self, event, label: str = "") -> PrivacyBudget:
+        """Compose ``event`` with every earlier charge, or raise BudgetExceededError and
+        record nothing. Returns what is spent in total afterwards."""
+        self._check_event(event)
         with self._lock:
-            if not self._fits(budget):
+            total_epsilon = self._composed_epsilon(self._events + [event])
+            if not total_epsilon <= self.total.epsilon * (1 + self._RELATIVE_SLACK):
+                if self.total.delta == 0 and math.isinf(total_epsilon):
+                    raise BudgetExceededError(
+                        "this fit needs delta > 0 but the accountant's total delta is 0: "
+                        "create the accountant with a delta, or fit with delta=0")
                 raise BudgetExceededError(
-                    f"spending {budget} on top of (epsilon={self._epsilon:g}, delta={self._delta:g}) "
-                    f"would exceed the total {self.total}"
-                )
-            self._epsilon += budget.epsilon
-            self._delta += budget.delta
-            self._history.append((label, budget))
-
-    @property
-    def spent_epsilon(self) -> float:
-        return self._epsilon
-
-    @property
-    def spent_delta(self) -> float:
-        return self._delta
+                    f"epsilon runs out: with this fit the total would be epsilon={total_epsilon:.6g} at the "
+                    f"accountant's delta={self.total.delta:g}, over its epsilon={self.total.epsilon:g} by "
+                    f"{total_epsilon - self.total.epsilon:.3g} (remaining: {self.total.epsilon - self._spent_epsilon:.6g})")
+            self._events.append(event)
+            self._labels.append(label)
+            self._spent_epsilon = min(total_epsilon, self.total.epsilon)
+            return PrivacyBudget(self._spent_epsilon, self.total.delta) if self._spent_epsilon > 0 else None
 
     @property
     def spent(self) -> PrivacyBudget | None:
-        """What has been spent, or None before the first spend."""
+        """What the charges compose to (at the total delta), or None before the first."""
         with self._lock:
-            return PrivacyBudget(self._epsilon, self._delta) if self._history else None
+            if not self._events or self._spent_epsilon <= 0:
+                return None
+            return PrivacyBudget(self._spent_epsilon, self.total.delta)
+
+    @property
+    def spent_epsilon(self) -> float:
+        return self._spent_epsilon
 
     @property
     def remaining_epsilon(self) -> float:
-        return max(0.0, self.total.epsilon - self._epsilon)
+        """The epsilon left at the total delta (composition is not additive: a further
+        charge is checked by composing it, see :meth:`can_afford`)."""
+        return max(0.0, self.total.epsilon - self._spent_epsilon)
 
     @property
-    def remaining_delta(self) -> float:
-        return max(0.0, self.total.delta - self._delta)
+    def remaining(self) -> PrivacyBudget | None:
+        left = self.remaining_epsilon
+        return PrivacyBudget(left, self.total.delta) if left > 0 else None
 
     @property
-    def history(self) -> tuple[tuple[str, PrivacyBudget], ...]:
+    def events(self) -> tuple:
         with self._lock:
-            return tuple(self._history)
+            return tuple(self._events)
+
+    @property
+    def history(self) -> tuple[tuple[str, object], ...]:
+        with self._lock:
+            return tuple(zip(self._labels, self._events))
 
     def __repr__(self) -> str:
-        return f"BudgetAccountant(total={self.total}, spent=(epsilon={self._epsilon:g}, delta={self._delta:g}))"
+        return (f"BudgetAccountant(total={self.total}, spent=(epsilon={self._spent_epsilon:.6g}, "
+                f"delta={self.total.delta:g}), charges={len(self._events)})")

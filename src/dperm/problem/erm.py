@@ -11,6 +11,7 @@ Nothing in this module knows about privacy.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from dataclasses import dataclass
@@ -26,6 +27,10 @@ from .regularizers import Regularizer, make_regularizer
 
 __all__ = ["ERMProblem", "DataNormWarning"]
 
+# Elements of one block of rows converted to the compute precision or scaled for a Gram
+# update: 2^18 float64 values, 2 MB, small enough for the cache, large enough for BLAS.
+_BLOCK_ELEMENTS = 1 << 18
+
 
 def _row_norms(X) -> np.ndarray:
     if sp.issparse(X):  # squares summed in float64, as for dense rows
@@ -35,8 +40,10 @@ def _row_norms(X) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
 
 
-def clip_rows(X, bound: float, *, name: str = "X"):
-    """Scale every row with ||x_i|| > bound back onto the sphere of radius ``bound``.
+def row_scales(X, bound: float, *, name: str = "X"):
+    """The factors that bring every row with ||x_i|| > bound back onto the sphere of radius
+    ``bound``: a float64 vector (1 for the rows within the bound), or ``None`` when no row
+    is above it; and the count of rows clearly above it.
 
     A per-row map that does not look at other rows, so clipping is privacy-neutral.
     Warns (``DataNormWarning``) with the count of clipped rows.
@@ -44,25 +51,37 @@ def clip_rows(X, bound: float, *, name: str = "X"):
     norms = _row_norms(X)
     over = norms > bound
     if not over.any():
-        return X, 0
+        return None, 0
     # Rounding puts rows meant to be at exactly `bound` an ulp above it: those are scaled
     # silently; only rows clearly above the declared bound are worth a warning. The
     # factor (1 - 4 eps) keeps the scaled rows at or below the bound after rounding.
     eps = np.finfo(X.dtype).eps
-    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0).astype(X.dtype)
+    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
     clearly = norms > bound * (1.0 + 8 * eps)
     if clearly.any():
+        # No count and no norm in the message: both are statistics of the data.
         warnings.warn(
-            f"{int(clearly.sum())} of {X.shape[0]} rows of {name} have L2 norm above the declared "
-            f"data_norm={bound:g} (largest {norms.max():.4g}); they were scaled down to it. "
-            "Declare a larger data_norm or rescale the features to avoid this.",
+            f"some rows of {name} have L2 norm above the declared data_norm={bound:g}; they were "
+            "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
             DataNormWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+    return scale, int(clearly.sum())
+
+
+def _scaled_rows(X, scale):
+    """X with row i multiplied by scale[i] (a copy, in X's precision)."""
+    scale = scale.astype(X.dtype)
     if sp.issparse(X):
-        X = sp.diags(scale) @ X
-        return sp.csr_matrix(X), int(clearly.sum())
-    return X * scale[:, None], int(clearly.sum())
+        return sp.csr_matrix(sp.diags(scale) @ X)
+    return X * scale[:, None]
+
+
+def clip_rows(X, bound: float, *, name: str = "X"):
+    """X with every row above ``bound`` scaled onto the sphere of radius ``bound`` (a copy
+    when any is), and the count of rows clearly above it; see :func:`row_scales`."""
+    scale, clipped = row_scales(X, bound, name=name)
+    return (X, 0) if scale is None else (_scaled_rows(X, scale), clipped)
 
 
 @dataclass(frozen=True)
@@ -98,11 +117,24 @@ class ERMProblem:
     label_bound : float
         Declared public bound on |y_i| for real-valued labels; labels beyond it are
         clipped (with a warning). Ignored by binary losses.
+    intercept_scaling : float, default=0.0
+        Nonzero: every row gets a constant last coordinate ``intercept_scaling`` (an
+        intercept, regularized like the other coordinates), handled virtually: X is not
+        copied, and ``n_features`` counts the column. ``data_norm`` then bounds the whole row
+        ``(x_i, intercept_scaling)``, so the features are clipped to
+        ``sqrt(data_norm^2 - intercept_scaling^2)``; ``|intercept_scaling| < data_norm``.
 
     Notes
     -----
     Gradients of generalized linear models are ``X^T phi'(X w, y) / n``: two passes over
-    X, no per-example loop.
+    X, no per-example loop, no copy of X (the intercept column is added to ``X w`` and
+    ``X^T u`` as a number). float32 data are computed in float32 (results reported in
+    float64) unless :meth:`astype` asks for float64, which converts a block of rows at a
+    time. Precision never enters a privacy guarantee: the constants come from the declared
+    bounds, the noise from the accountant, and the clipping keeps every stored row within
+    the declared norm in its own precision; the methods that certify an optimality
+    residual (the reference solver, objective and output perturbation) check it in
+    float64 arithmetic.
     """
 
     def __init__(
@@ -115,6 +147,7 @@ class ERMProblem:
         *,
         data_norm: float = 1.0,
         label_bound: float = 1.0,
+        intercept_scaling: float = 0.0,
     ):
         self.loss = make_loss(loss)
         self._custom = isinstance(self.loss, CustomLoss)
@@ -129,17 +162,32 @@ class ERMProblem:
             over = np.abs(y) > self.label_bound * (1 + 1e-12)
             if over.any():
                 warnings.warn(
-                    f"{int(over.sum())} labels exceed the declared label_bound="
-                    f"{self.label_bound:g} (largest |y| = {np.abs(y).max():.4g}); they were "
-                    "clipped to it.",
+                    f"some labels exceed the declared label_bound={self.label_bound:g}; they were "
+                    "clipped to it. Declare a larger label_bound or rescale the labels.",
                     DataNormWarning,
                     stacklevel=2,
                 )
                 y = np.clip(y, -self.label_bound, self.label_bound)
-        X, self.n_clipped = clip_rows(X, self.data_norm)
-        self.X = X
+        s = float(intercept_scaling)
+        if not math.isfinite(s):
+            raise ValueError(f"intercept_scaling must be finite, got {intercept_scaling}")
+        if abs(s) >= self.data_norm:
+            raise ValueError(
+                f"intercept_scaling={s:g} must be below data_norm={self.data_norm:g}: data_norm bounds the "
+                "norm of the whole row (x_i, intercept_scaling)"
+            )
+        self.intercept_scaling = s
+        # The rows the model sees are (x_i, s): ||x_i||^2 + s^2 <= data_norm^2 asks for
+        # ||x_i|| <= sqrt(data_norm^2 - s^2), computed as a product for accuracy.
+        self.feature_norm = math.sqrt((self.data_norm - abs(s)) * (self.data_norm + abs(s))) if s else self.data_norm
+        # Rows above the bound are scaled virtually (a factor per row applied to X w and
+        # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
+        self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
+        self._features = X
         self.y = y
-        self.n_samples, self.n_features = X.shape
+        self.n_samples = X.shape[0]
+        self.n_features = X.shape[1] + (1 if s else 0)
+        self._compute_dtype = X.dtype
         self.constants = self._constants()
 
     # -- constants --------------------------------------------------------------
@@ -213,29 +261,96 @@ class ERMProblem:
             return L2Ball(L / mu)
         return None
 
+    # -- data access -------------------------------------------------------------
+    @property
+    def X(self):
+        """The rows the model sees: the stored data with the rows above the bound scaled onto
+        it, and the constant column ``intercept_scaling`` appended when there is one.
+
+        With a scaled row or an intercept column this is a copy of the data, built on first
+        access and kept (the per-example kernels and custom losses read it); every
+        full-batch method of this class works on the stored data and applies both virtually.
+        """
+        if not self.intercept_scaling and self._row_scale is None:
+            return self._features
+        cached = getattr(self, "_materialized", None)
+        if cached is None:
+            F = self._features if self._row_scale is None else _scaled_rows(self._features, self._row_scale)
+            if self.intercept_scaling:
+                column = np.full((self.n_samples, 1), self.intercept_scaling, dtype=F.dtype)
+                F = sp.hstack([F, sp.csr_matrix(column)], format="csr") if sp.issparse(F) else np.hstack([F, column])
+            cached = self._materialized = F
+        return cached
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The storage precision of the data (float32 or float64)."""
+        return self._features.dtype
+
+    def _blocks(self, rows):
+        """(features block, row slice or None) pairs in the compute precision.
+
+        Data stored in float32 and computed in float64 (:meth:`astype`) are converted a
+        block of rows at a time (a few MB), never as a whole: a float64 copy of X would
+        triple the memory of float32 data."""
+        F = self._features if rows is None else self._features[rows]
+        if F.dtype == self._compute_dtype:
+            yield F, None
+            return
+        if sp.issparse(F):  # the values only; indices and pointers are shared
+            yield sp.csr_matrix((F.data.astype(self._compute_dtype), F.indices, F.indptr), shape=F.shape), None
+            return
+        step = max(1, _BLOCK_ELEMENTS // F.shape[1])
+        for start in range(0, F.shape[0], step):
+            block = slice(start, start + step)
+            yield F[block].astype(self._compute_dtype), block
+
+    def _matvec(self, v: np.ndarray, rows=None) -> np.ndarray:
+        """``X v`` in float64 (X with its intercept column), computed in the compute precision."""
+        v = np.asarray(v, dtype=np.float64)
+        k = self._features.shape[1]
+        vf = v[:k].astype(self._compute_dtype, copy=False)
+        parts = [np.asarray(F @ vf, dtype=np.float64) for F, _ in self._blocks(rows)]
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if self._row_scale is not None:
+            out *= self._row_scale if rows is None else self._row_scale[rows]
+        if self.intercept_scaling:
+            out += self.intercept_scaling * v[k]
+        return out
+
+    def _xt(self, u: np.ndarray, rows=None) -> np.ndarray:
+        """``X^T u`` in float64 (X with its intercept column)."""
+        u = np.asarray(u, dtype=np.float64)
+        k = self._features.shape[1]
+        out = np.zeros(self.n_features)
+        uf = u if self._row_scale is None else u * (self._row_scale if rows is None else self._row_scale[rows])
+        for F, block in self._blocks(rows):
+            part = uf if block is None else uf[block]
+            out[:k] += np.asarray(F.T @ part.astype(F.dtype, copy=False), dtype=np.float64)
+        if self.intercept_scaling:
+            out[k] = self.intercept_scaling * float(u.sum())
+        return out
+
     # -- evaluation -------------------------------------------------------------
-    def _as_compute(self, w: np.ndarray) -> np.ndarray:
+    def _check_point(self, w: np.ndarray) -> np.ndarray:
         w = np.asarray(w, dtype=np.float64)
         if w.shape != (self.n_features,):
             raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w.astype(self.X.dtype, copy=False)
+        return w
 
     def margins(self, w: np.ndarray) -> np.ndarray:
-        return np.asarray(self.X @ self._as_compute(w), dtype=np.float64)
+        return self._matvec(self._check_point(w))
 
     def loss_value(self, w: np.ndarray) -> float:
         """(1/n) sum phi(<w, x_i>, y_i), without the regularizer."""
         if self._custom:
-            return float(np.mean(self.loss.per_example_values(self._as_compute(w), self.X, self.y)))
+            w = self._check_point(w).astype(self._compute_dtype)
+            return float(np.mean(self.loss.per_example_values(w, self.X, self.y)))
         return float(np.mean(self.loss.value(self.margins(w), self.y)))
 
     def objective(self, w: np.ndarray) -> float:
         """F(w) = loss value + r(w) (the constraint is not checked here)."""
         return self.loss_value(w) + self.regularizer.value(np.asarray(w, dtype=np.float64))
-
-    def _xt(self, v: np.ndarray, rows=None) -> np.ndarray:
-        X = self.X if rows is None else self.X[rows]
-        return np.asarray(X.T @ v.astype(X.dtype, copy=False), dtype=np.float64)
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the mean loss: X^T phi'(Xw, y) / n."""
@@ -261,22 +376,24 @@ class ERMProblem:
         """Mean loss gradient over ``rows`` (a mini-batch)."""
         if self._custom:
             return self.per_example_gradients(w, rows).mean(axis=0)
-        Xb = self.X[rows]
-        a = np.asarray(Xb @ self._as_compute(w), dtype=np.float64)
-        d1 = self.loss.derivative(a, self.y[rows])
-        return np.asarray(Xb.T @ d1.astype(Xb.dtype, copy=False), dtype=np.float64) / len(rows)
+        d1 = self.loss.derivative(self._matvec(self._check_point(w), rows), self.y[rows])
+        return self._xt(d1, rows) / len(d1)
 
     def per_example_gradients(self, w: np.ndarray, rows=None) -> np.ndarray:
         """Dense (m, d) array of per-example loss gradients phi'(<w, x_i>, y_i) x_i."""
-        Xb = self.X if rows is None else self.X[rows]
         yb = self.y if rows is None else self.y[rows]
         if self._custom:
+            Xb = self.X if rows is None else self.X[rows]
             return self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), Xb, yb)
-        a = np.asarray(Xb @ self._as_compute(w), dtype=np.float64)
-        d1 = self.loss.derivative(a, yb)
-        if sp.issparse(Xb):
-            return np.asarray(sp.diags(d1) @ Xb.toarray())
-        return d1[:, None] * Xb
+        d1 = self.loss.derivative(self._matvec(self._check_point(w), rows), yb)
+        Fb = self._features if rows is None else self._features[rows]
+        out = np.empty((len(d1), self.n_features))
+        k = Fb.shape[1]
+        df = d1 if self._row_scale is None else d1 * (self._row_scale if rows is None else self._row_scale[rows])
+        out[:, :k] = np.asarray(sp.diags(df) @ Fb.toarray()) if sp.issparse(Fb) else df[:, None] * Fb
+        if self.intercept_scaling:
+            out[:, k] = self.intercept_scaling * d1
+        return out
 
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Hessian of the smooth part of F at w times v (generalized Hessian where phi''
@@ -285,7 +402,7 @@ class ERMProblem:
             w64, v64 = np.asarray(w, dtype=np.float64), np.asarray(v, dtype=np.float64)
             return self.loss.mean_hessian_vector(w64, v64, self.X, self.y) + self.regularizer.l2 * v64
         curv = self._curvature_at(w)
-        Xv = np.asarray(self.X @ self._as_compute(v), dtype=np.float64)
+        Xv = self._matvec(self._check_point(v))
         return self._xt(curv * Xv) / self.n_samples + self.regularizer.l2 * np.asarray(v, dtype=np.float64)
 
     def _curvature_at(self, w: np.ndarray) -> np.ndarray:
@@ -299,19 +416,44 @@ class ERMProblem:
         return cached[1]
 
     def hessian(self, w: np.ndarray) -> np.ndarray:
-        """Dense d x d Hessian of the smooth part of F (for small d)."""
+        """Dense d x d Hessian of the smooth part of F (for small d).
+
+        ``X^T diag(phi'') X / n`` accumulated over blocks of rows in float64, each block's
+        product in the compute precision (float32 data: float32 products, half the time);
+        a convex loss's block is ``B^T B`` with ``B`` the rows scaled by ``sqrt(phi'')``, a
+        symmetric rank-k update (half the flops of a general product). No n x d temporary.
+        """
         if self._custom:
             columns = [self.hessian_vector(w, e) for e in np.eye(self.n_features)]
             H = np.column_stack(columns)
             return 0.5 * (H + H.T)
         curv = self.loss.curvature(self.margins(w), self.y)
-        X = self.X
-        if sp.issparse(X):
-            H = np.asarray((X.T @ sp.diags(curv) @ X).todense())
+        k = self._features.shape[1]
+        H = np.zeros((self.n_features, self.n_features))
+        if self.intercept_scaling:
+            s = self.intercept_scaling
+            H[:k, k] = H[k, :k] = s * self._xt(curv)[:k]  # X^T applies the row scales once
+            H[k, k] = s * s * float(curv.sum())
+        if self._row_scale is not None:
+            curv = curv * self._row_scale**2
+        if sp.issparse(self._features):
+            for F, _ in self._blocks(None):
+                H[:k, :k] = (F.T @ sp.diags(curv.astype(F.dtype)) @ F).toarray()
         else:
-            # In X's own precision: one GEMM (a float64 curvature would upcast X).
-            H = X.T @ (X * curv.astype(X.dtype)[:, None])
-        return np.asarray(H, dtype=np.float64) / self.n_samples + self.regularizer.l2 * np.eye(self.n_features)
+            nonnegative = bool(np.all(curv >= 0))
+            step = max(256, _BLOCK_ELEMENTS // max(1, k))
+            for start in range(0, self.n_samples, step):
+                block = slice(start, start + step)
+                F = self._features[block].astype(self._compute_dtype, copy=False)
+                c = curv[block].astype(F.dtype)
+                if nonnegative:
+                    B = F * np.sqrt(c)[:, None]
+                    H[:k, :k] += B.T @ B  # NumPy calls syrk for A.T @ A
+                else:
+                    H[:k, :k] += F.T @ (F * c[:, None])
+        H /= self.n_samples
+        H[np.diag_indices_from(H)] += self.regularizer.l2
+        return 0.5 * (H + H.T)
 
     # -- optimality ---------------------------------------------------------------
     def prox_step(self, w: np.ndarray, grad: np.ndarray, step: float) -> np.ndarray:
@@ -344,33 +486,54 @@ class ERMProblem:
             return self.constraint.project(np.asarray(w, dtype=np.float64))
         return self.prox_step(w, self.gradient(w), 1.0 / self.smoothness)
 
+    def _rebuild(self, X=None, y=None, loss=None) -> "ERMProblem":
+        """The same problem with some of (features, labels, loss) replaced; with the same
+        data (only the loss changes) a view sharing them, in the same compute precision."""
+        if X is None and y is None:
+            view = copy.copy(self)
+            view.loss = make_loss(loss)
+            view._custom = isinstance(view.loss, CustomLoss)
+            view._curvature_cache = None
+            view.constants = view._constants()
+            return view
+        return ERMProblem(self._features if X is None else X, self.y if y is None else y,
+                          self.loss if loss is None else loss, self.regularizer, self.constraint,
+                          data_norm=self.data_norm, label_bound=self.label_bound,
+                          intercept_scaling=self.intercept_scaling)
+
     def astype(self, dtype) -> "ERMProblem":
-        """The same problem with X stored in ``dtype`` (float32 halves memory traffic of
-        full-batch methods; the reference solver works in float64)."""
-        if self.X.dtype == dtype:
+        """The same problem computed in ``dtype``.
+
+        float64 on float32 data: the data stay float32 (no copy) and every product is
+        computed in float64 a block of rows at a time (the reference solver and the
+        certified residuals of the perturbation methods need float64 accuracy). float32 on
+        float64 data: a float32 copy of X (half the memory traffic per pass).
+        """
+        dtype = np.dtype(dtype)
+        if self._compute_dtype == dtype:
             return self
-        return ERMProblem(self.X.astype(dtype), self.y, self.loss, self.regularizer, self.constraint,
-                          data_norm=self.data_norm, label_bound=self.label_bound)
+        if dtype == np.float64 or self._features.dtype == dtype:
+            view = copy.copy(self)
+            view._compute_dtype = dtype
+            view._curvature_cache = None
+            return view
+        return self._rebuild(X=self._features.astype(dtype))
 
     def replace_row(self, i: int, x, y_i) -> "ERMProblem":
-        """The neighbouring problem with row i replaced (replace-one), for tests and audits."""
-        X = self.X.tolil(copy=True) if sp.issparse(self.X) else self.X.copy()
+        """The neighbouring problem with row i replaced (replace-one), for tests and audits.
+
+        ``x``: the new features (without the intercept column)."""
+        X = self._features if self._row_scale is None else _scaled_rows(self._features, self._row_scale)
+        X = X.tolil(copy=True) if sp.issparse(X) else X.copy()
         X[i] = x
         y = self.y.copy()
         y[i] = y_i
-        return ERMProblem(
-            sp.csr_matrix(X) if sp.issparse(self.X) else X,
-            y,
-            self.loss,
-            self.regularizer,
-            self.constraint,
-            data_norm=self.data_norm,
-            label_bound=self.label_bound,
-        )
+        return self._rebuild(X=sp.csr_matrix(X) if sp.issparse(self._features) else X, y=y)
 
     def __repr__(self) -> str:
         return (
             f"ERMProblem(n={self.n_samples}, d={self.n_features}, loss={self.loss!r}, "
             f"regularizer={self.regularizer!r}, constraint={self.constraint!r}, "
-            f"data_norm={self.data_norm:g})"
+            f"data_norm={self.data_norm:g}"
+            + (f", intercept_scaling={self.intercept_scaling:g})" if self.intercept_scaling else ")")
         )

@@ -84,9 +84,7 @@ def _nonsmooth(problem: ERMProblem, w: np.ndarray, max_iter: int):
     if isinstance(problem.loss, Hinge):
         iterations = 0
         for width in _SMOOTHING_WIDTHS:
-            smoothed = ERMProblem(problem.X, problem.y, HuberizedHinge(width), problem.regularizer,
-                                  problem.constraint, data_norm=problem.data_norm,
-                                  label_bound=problem.label_bound)
+            smoothed = problem._rebuild(loss=HuberizedHinge(width))
             w, it = _fista(smoothed, w, 1e-9, max(1, max_iter // len(_SMOOTHING_WIDTHS)))
             iterations += it
         return w, iterations, "fista on huberized-hinge smoothings"

@@ -1,0 +1,254 @@
+"""Scale benchmark: time, peak memory and test accuracy of dperm's learners against peers.
+
+Run by hand (never in CI), for example::
+
+    python benchmarks/bench_scale.py --n 1e4 1e5 1e6 --d 20 100 --formats dense64 dense32 \
+        --methods default objective_perturbation sklearn_lbfgs --threads 1 --out /tmp/scale.json
+
+Every (method, format, n, d) runs in a fresh subprocess of its own, so its figures are
+not disturbed by the runs before it:
+
+* ``seconds``: wall time of ``fit`` alone (the data are generated before the clock starts;
+  the numba kernels load from their disk cache inside it, as on a first call);
+* ``peak_rss``: the child's peak resident set during ``fit`` (``VmHWM`` of
+  ``/proc/self/status``, reset through ``/proc/self/clear_refs`` just before ``fit``), the
+  data and the interpreter with its libraries included; reported with ``data_bytes``
+  (training matrix only), their ratio (``x data``) and ``fit+``, the memory ``fit`` added
+  to what the process held before it (``peak_rss - rss_before``), over ``data_bytes``;
+* ``accuracy``: on 20,000 held-out rows of the same generator;
+* ``import_seconds``: ``import dperm`` in the child (cold process, warm file cache).
+
+Data: ``X`` has rows drawn uniformly on the unit sphere (d coordinates N(0, 1), normalized;
+generated in chunks directly in the target dtype, so generation peaks at the data's own
+size), labels ``y = sign(2 sqrt(d) <w*, x> + logistic noise)`` for a fixed unit ``w*``.
+``csr``: ``--nnz`` non-zeros a row at uniform positions, values as above, rows normalized.
+
+Methods: ``default`` (``DPLogisticRegression()`` with ``solver="auto"``), any catalogue name
+(``DPLogisticRegression(solver=name)``), ``sklearn_lbfgs`` (non-private
+``LogisticRegression`` with the same penalty, ``C = 1 / (n alpha)``), ``diffprivlib``
+(``diffprivlib.models.LogisticRegression``, same epsilon and data_norm; in its own virtual
+environment, given by ``--diffprivlib-python``, since diffprivlib 0.6.6 does not import with
+scikit-learn >= 1.8; make it with
+``python3 -m venv /tmp/dpl && /tmp/dpl/bin/pip install "scikit-learn<1.8" diffprivlib==0.6.6``).
+All private learners: epsilon = 1, delta = 1e-5, alpha = 1e-3, data_norm = 1, intercept fit.
+
+The summary prints the ratio of each method's seconds to ``sklearn_lbfgs`` in the same run
+(same format, n, d) and the least-squares log-log slope of seconds in n.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EPSILON, DELTA, ALPHA = 1.0, 1e-5, 1e-3
+N_TEST = 20_000
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- child side: only numpy / scipy at module level (the diffprivlib venv has no dperm) ------
+def _make_data(n: int, d: int, fmt: str, nnz: int, seed: int):
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    w_star = np.random.default_rng(12345).standard_normal(d)
+    w_star /= np.linalg.norm(w_star)
+    dtype = np.float32 if fmt == "dense32" else np.float64
+    if fmt == "csr":
+        k = min(nnz, d)
+        cols = rng.integers(0, d, size=(n, k))
+        vals = rng.standard_normal((n, k))
+        vals /= np.linalg.norm(vals, axis=1, keepdims=True)
+        X = sp.csr_matrix((vals.ravel(), cols.ravel(), np.arange(0, n * k + 1, k)), shape=(n, d))
+        X.sum_duplicates()
+        margins = X @ w_star
+    else:
+        X = np.empty((n, d), dtype=dtype)
+        margins = np.empty(n)
+        chunk = max(1, (1 << 22) // d)
+        for i in range(0, n, chunk):
+            block = X[i : i + chunk]
+            block[...] = rng.standard_normal(block.shape, dtype=dtype)
+            block /= np.linalg.norm(block, axis=1, keepdims=True).astype(dtype)
+            margins[i : i + chunk] = block @ w_star.astype(dtype)
+    y = np.where(2.0 * math.sqrt(d) * margins + rng.logistic(size=n) > 0, 1.0, 0.0)
+    return X, y
+
+
+def _peak_reset() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def _prepare(method: str, n: int, diagnostics: dict):
+    """The estimator of ``method``, its module imported (imports are not timed)."""
+    if method == "sklearn_lbfgs":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression(C=1.0 / (n * ALPHA), max_iter=1000)
+    if method == "diffprivlib":
+        import warnings
+
+        from diffprivlib.models import LogisticRegression
+
+        warnings.simplefilter("ignore")
+        return LogisticRegression(epsilon=EPSILON, data_norm=1.0, C=1.0 / (n * ALPHA), random_state=0)
+    t0 = time.perf_counter()
+    from dperm import DPLogisticRegression
+
+    diagnostics["import_seconds"] = time.perf_counter() - t0
+    return DPLogisticRegression(epsilon=EPSILON, delta=DELTA, alpha=ALPHA, data_norm=1.0, random_state=0,
+                                solver="auto" if method == "default" else method)
+
+
+def child(spec: dict) -> dict:
+    import numpy as np
+
+    n, d, fmt = spec["n"], spec["d"], spec["format"]
+    X, y = _make_data(n, d, fmt, spec["nnz"], seed=spec["seed"])
+    Xt, yt = _make_data(N_TEST, d, fmt, spec["nnz"], seed=spec["seed"] + 1)
+    data_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if fmt == "csr" else X.nbytes
+    out = {**spec, "data_bytes": int(data_bytes)}
+    model = _prepare(spec["method"], n, out)
+    out["rss_before"] = _status_bytes("VmRSS")
+    out["peak_reset"] = _peak_reset()
+    t0 = time.perf_counter()
+    model.fit(X, y)
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss"] = _status_bytes("VmHWM")
+    if hasattr(model, "solver_"):
+        out["solver"] = model.solver_
+    out["accuracy"] = float(np.mean(model.predict(Xt) == yt))
+    return out
+
+
+# -- parent side -------------------------------------------------------------------------
+def _run_one(spec: dict, args) -> dict:
+    python = args.diffprivlib_python if spec["method"] == "diffprivlib" else sys.executable
+    if python is None:
+        return {**spec, "error": "no --diffprivlib-python"}
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = str(args.threads)
+    if spec["method"] != "diffprivlib":
+        env["PYTHONPATH"] = str(Path(spec["src"]).resolve()) + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        proc = subprocess.run([python, __file__, "--child", json.dumps(spec)], capture_output=True, text=True,
+                              env=env, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {**spec, "error": f"timeout {args.timeout:g} s"}
+    if proc.returncode != 0:
+        return {**spec, "error": (proc.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _slope(points):
+    import numpy as np
+
+    points = [(n, s) for n, s in points if s and s > 0]
+    if len(points) < 2:
+        return math.nan
+    x, yv = np.log([p[0] for p in points]), np.log([p[1] for p in points])
+    return float(np.polyfit(x, yv, 1)[0])
+
+
+def _median(rows):
+    good = sorted(r["seconds"] for r in rows if "seconds" in r)
+    return good[len(good) // 2] if good else None
+
+
+def summarize(results: list[dict]) -> str:
+    groups: dict[tuple, list] = {}
+    for r in results:
+        groups.setdefault((r["method"], r["format"], r["d"], r["n"]), []).append(r)
+    lines = [f"{'method':<24}{'format':<9}{'d':>5}{'n':>10}{'seconds':>10}{'x sklearn':>10}{'peak GB':>9}"
+             f"{'x data':>8}{'fit+':>6}{'acc':>7}{'import':>8}  solver/error"]
+    for (method, fmt, d, n), rows in sorted(groups.items()):
+        sec = _median(rows)
+        ref = _median(groups.get(("sklearn_lbfgs", fmt, d, n), []))
+        r = next((x for x in rows if "seconds" in x), rows[0])
+        ratio = f"{sec / ref:10.2f}" if sec and ref else f"{'':>10}"
+        if sec is None:
+            lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{'':>10}{'':>10}{'':>9}{'':>8}{'':>6}{'':>7}{'':>8}  {r.get('error')}")
+            continue
+        peak = r["peak_rss"] / 1e9
+        imp = f"{r['import_seconds']:8.2f}" if "import_seconds" in r else f"{'':>8}"
+        extra = (r["peak_rss"] - r["rss_before"]) / r["data_bytes"]
+        lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{sec:10.3f}{ratio}{peak:9.2f}{r['peak_rss'] / r['data_bytes']:8.2f}{extra:6.2f}"
+                     f"{r['accuracy']:7.3f}{imp}  {r.get('solver', '')}")
+    lines.append("")
+    lines.append("log-log slope of seconds in n:")
+    by_curve: dict[tuple, list] = {}
+    for (method, fmt, d, n), rows in groups.items():
+        by_curve.setdefault((method, fmt, d), []).append((n, _median(rows)))
+    for key, points in sorted(by_curve.items()):
+        lines.append(f"  {key[0]:<24}{key[1]:<9}d={key[2]:<5} slope {_slope(sorted(points)):.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--n", nargs="+", type=float, default=[1e4, 1e5, 1e6])
+    parser.add_argument("--d", nargs="+", type=int, default=[20, 100])
+    parser.add_argument("--formats", nargs="+", default=["dense64", "dense32"], choices=["dense64", "dense32", "csr"])
+    parser.add_argument("--methods", nargs="+", default=["default", "objective_perturbation", "dp_sgd", "dp_svrg",
+                                                         "gd_output_perturbation", "sklearn_lbfgs"])
+    parser.add_argument("--nnz", type=int, default=10, help="non-zeros per row of csr data")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS / numba threads of each child")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    parser.add_argument("--src", nargs="+", default=[str(_ROOT / "src")],
+                        help="dperm source tree(s) to put first on the path; several as LABEL=PATH run every dperm "
+                             "method once per tree (interleaved, same load), reported as METHOD@LABEL")
+    parser.add_argument("--diffprivlib-python", default=None)
+    parser.add_argument("--out", help="append every run as a JSON line to this file")
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return
+    trees = [tuple(item.split("=", 1)) if "=" in item else (None, item) for item in args.src]
+    if len(trees) > 1 and any(label is None for label, _ in trees):
+        parser.error("several --src trees need LABEL=PATH each")
+    results = []
+    for n in (int(v) for v in args.n):
+        for d in args.d:
+            for fmt in args.formats:
+                for method in args.methods:
+                    peer = method in ("sklearn_lbfgs", "diffprivlib")
+                    for label, src in trees[:1] if peer else trees:
+                        for r in range(args.repeats):
+                            spec = {"method": method, "format": fmt, "n": n, "d": d, "nnz": args.nnz, "seed": r,
+                                    "threads": args.threads, "src": src}
+                            res = _run_one(spec, args)
+                            if label and not peer:
+                                res["method"] = f"{method}@{label}"
+                            results.append(res)
+                            print(json.dumps(res), flush=True)
+                            if args.out:
+                                with open(args.out, "a") as f:
+                                    f.write(json.dumps(res) + "\n")
+    print(summarize(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The general vector mechanism: calibrate T releases of a vector of known replace-one L2
+sensitivity through the one accountant, charge the active BudgetAccountant, and draw the
+noise of a release event.
+
+delta = 0: L2-Laplace (density ~ exp(-||z|| / scale), Chaudhuri, Monteleoni, Sarwate
+2011), epsilon-DP by composition; delta > 0: Gaussian, (epsilon, delta)-DP by Gaussian DP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Callable
+
+import numpy as np
+
+from . import events as ev
+from .accountant import Calibration, calibrate
+from .budget import BudgetAccountant, PrivacyBudget
+from .noise import gaussian_noise, l2_laplace_noise
+
+__all__ = ["vector_mechanism", "calibrate_and_charge", "release", "sample_release", "single_release", "charging",
+           "charge"]
+
+_ACTIVE: contextvars.ContextVar = contextvars.ContextVar("dperm_budget_accountant", default=None)
+
+
+@contextlib.contextmanager
+def charging(accountant: BudgetAccountant | None):
+    """Within the block, every fit charges its event to ``accountant`` (None: no-op).
+    Context-local, so concurrent fits in other threads charge their own accountant."""
+    if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        raise TypeError(f"accountant must be a dperm.BudgetAccountant, got {accountant!r}")
+    token = _ACTIVE.set(accountant)
+    try:
+        yield accountant
+    finally:
+        _ACTIVE.reset(token)
+
+
+def charge(event, label: str = "") -> None:
+    """Charge ``event`` to the active BudgetAccountant, if any (raises
+    BudgetExceededError before the mechanism runs when it would overspend)."""
+    accountant = _ACTIVE.get()
+    if accountant is not None:
+        accountant.charge(event, label)
+
+
+def calibrate_and_charge(make_event: Callable[[float], object], budget: PrivacyBudget, label: str = "") -> Calibration:
+    """:func:`dperm.privacy.accountant.calibrate`, then :func:`charge` of the calibrated event."""
+    calibration = calibrate(make_event, budget)
+    charge(calibration.event, label)
+    return calibration
+
+
+def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, label: str = "", *,
+                     charge_now: bool = True, secure: bool = False, dim: int | None = None) -> Calibration:
+    """Calibrate ``steps`` releases of a vector of replace-one L2 ``sensitivity`` to
+    ``budget`` (L2-Laplace for delta = 0, Gaussian otherwise) and charge it (unless
+    ``charge_now`` is False: the caller then charges a composition that contains it).
+
+    ``Calibration.noise`` is the per-release scale (L2-Laplace) or standard deviation
+    (Gaussian); ``Calibration.event`` the composed event. Sensitivity 0 releases nothing
+    private: no noise, a no-op event.
+
+    ``secure=True`` (the path of ``random_state=None``): releases of ``dim`` coordinates
+    by the floating-point-safe samplers of :mod:`dperm.privacy.secure_release` (Gaussian:
+    calibrated for the effective sensitivity of the grid rounding; pure: discrete Laplace
+    through the L1 bound), drawn by :func:`release` from the operating system's secure
+    generator.
+    """
+    sensitivity = float(sensitivity)
+    steps = int(steps)
+    if sensitivity == 0:
+        return Calibration(0.0, budget, ev.NoOpDpEvent())
+    if secure:
+        if budget.is_pure:
+            # certified <= requested per release, so T releases at epsilon / T are within budget
+            from .accountant import epsilon as certified_epsilon
+            from .secure_release import secure_laplace_parameters
+
+            requested = budget.epsilon / steps
+            params = secure_laplace_parameters(requested, sensitivity, int(dim))
+            event = ev.repeated(ev.SecureLaplaceRelease(params.epsilon, sensitivity, requested, params.grid,
+                                                        params.scale_multiple), steps)
+            calibration = Calibration(1.0 / requested, PrivacyBudget(certified_epsilon(event, 0.0), 0.0), event)
+            if charge_now:
+                charge(event, label)
+            return calibration
+
+        def make(x):
+            return ev.repeated(ev.gaussian_release(x, sensitivity, secure=True), steps)
+    elif budget.is_pure:
+        def make(x):
+            return ev.repeated(ev.L2LaplaceRelease(x, sensitivity), steps)
+    else:
+        def make(x):
+            return ev.repeated(ev.gaussian_release(x, sensitivity), steps)
+    return calibrate_and_charge(make, budget, label) if charge_now else calibrate(make, budget)
+
+
+def single_release(event):
+    """The one-release event inside ``event`` (a release, or a self-composition of one)."""
+    while isinstance(event, ev.SelfComposedDpEvent):
+        event = event.event
+    return event
+
+
+def release(rng, value: np.ndarray, event) -> np.ndarray:
+    """``value`` released through one release of ``event``: the floating-point-safe
+    sampler for secure events (randomness from the operating system, ``rng`` unused),
+    ``value + sample_release(rng, event, dim)`` otherwise."""
+    one = single_release(event)
+    if isinstance(one, ev.GaussianRelease) and one.secure:
+        from .secure_release import secure_gaussian_release
+
+        return secure_gaussian_release(value, one.sigma, one.sensitivity)
+    if isinstance(one, ev.SecureLaplaceRelease):
+        from .secure_release import secure_laplace_release
+
+        return secure_laplace_release(value, one.requested_epsilon, one.sensitivity)
+    return value + sample_release(rng, event, value.size)
+
+
+def sample_release(rng: np.random.Generator, event, dim: int) -> np.ndarray:
+    """Noise of one release of ``event`` (a Gaussian or L2-Laplace release, or a
+    self-composition of one): shape ``(dim,)``."""
+    release = single_release(event)
+    if isinstance(release, ev.NoOpDpEvent):
+        return np.zeros(dim)
+    if isinstance(release, ev.GaussianRelease):
+        return gaussian_noise(rng, release.sigma, dim)
+    if isinstance(release, ev.L2LaplaceRelease):
+        return l2_laplace_noise(rng, dim, release.scale)
+    raise TypeError(f"no sampler for {type(release).__name__}")

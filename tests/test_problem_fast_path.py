@@ -1,0 +1,160 @@
+"""The full-batch path of ``ERMProblem`` without copies of X: the intercept as a virtual
+constant column, blockwise Gram matrices, float32 data computed in float64 block by block.
+
+Each quantity is checked against the same problem built from an explicitly augmented
+(copied) matrix, and the memory claims with ``tracemalloc`` (NumPy reports its buffers).
+"""
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dperm.problem import DataNormWarning, ERMProblem
+from dperm.problem import erm as erm_module
+
+
+def _data(n, d, seed=0, sparse=False, dtype=np.float64, labels="binary"):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if sparse:
+        X *= rng.random((n, d)) < 0.4
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    X = (X / np.where(norms > 0, norms, 1.0) * rng.uniform(0.1, 0.9, size=(n, 1))).astype(dtype)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if labels == "binary" else rng.uniform(-1.0, 1.0, n)
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def _augmented(X, s):
+    column = np.full((X.shape[0], 1), s, dtype=X.dtype)
+    return sp.hstack([X, sp.csr_matrix(column)], format="csr") if sp.issparse(X) else np.hstack([X, column])
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("loss", ["logistic", "huber", "biweight"])
+def test_intercept_column_matches_an_explicit_column(loss, dtype, sparse):
+    labels = "binary" if loss == "logistic" else "real"
+    X, y = _data(120, 6, seed=1, sparse=sparse, dtype=dtype, labels=labels)
+    s, R = 0.7, math.hypot(1.0, 0.7)
+    virtual = ERMProblem(X, y, loss, ("l2", 0.1), data_norm=R, intercept_scaling=s)
+    explicit = ERMProblem(_augmented(X, s), y, loss, ("l2", 0.1), data_norm=R)
+    # no row is above the bound: nothing copied
+    assert np.shares_memory(virtual._features.data, X.data) if sparse else virtual._features is X
+    assert virtual.n_features == explicit.n_features == 7
+    assert virtual.constants == explicit.constants
+    rtol = 1e-12 if dtype == np.float64 else 2e-5
+    rng = np.random.default_rng(2)
+    rows = rng.choice(120, size=17, replace=False)
+    for _ in range(2):
+        w, v = rng.normal(size=7), rng.normal(size=7)
+        np.testing.assert_allclose(virtual.margins(w), explicit.margins(w), rtol=rtol, atol=1e-6 * (dtype == np.float32))
+        assert virtual.objective(w) == pytest.approx(explicit.objective(w), rel=rtol)
+        np.testing.assert_allclose(virtual.gradient(w), explicit.gradient(w), rtol=rtol, atol=rtol * 1e-2)
+        np.testing.assert_allclose(virtual.hessian_vector(w, v), explicit.hessian_vector(w, v), rtol=rtol,
+                                   atol=rtol * 1e-2)
+        np.testing.assert_allclose(virtual.hessian(w), explicit.hessian(w), rtol=rtol, atol=rtol * 1e-2)
+        np.testing.assert_allclose(virtual.batch_loss_gradient(w, rows), explicit.batch_loss_gradient(w, rows),
+                                   rtol=rtol, atol=rtol * 1e-2)
+        np.testing.assert_allclose(virtual.per_example_gradients(w, rows), explicit.per_example_gradients(w, rows),
+                                   rtol=rtol, atol=rtol * 1e-2)
+    # the materialized matrix (for the per-example kernels) is the explicit one
+    Xv = virtual.X.toarray() if sparse else virtual.X
+    Xe = explicit.X.toarray() if sparse else explicit.X
+    np.testing.assert_array_equal(Xv, Xe)
+
+
+def test_intercept_clips_the_features_to_the_rest_of_the_bound():
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    s, R = 1.0, math.hypot(1.0, 1.0)
+    with pytest.warns(DataNormWarning, match="1 of 3 rows"):
+        p = ERMProblem(X, np.array([1.0, -1.0, 1.0]), data_norm=R, intercept_scaling=s)
+    rows = p.X
+    assert np.linalg.norm(rows, axis=1).max() <= R
+    np.testing.assert_array_equal(rows[:, 2], s)  # the constant column itself is never scaled
+    np.testing.assert_allclose(rows[0, :2], [0.6, 0.8], rtol=1e-14)
+    assert p.replace_row(1, [0.0, 0.5], -1.0).X[1].tolist() == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("s", [1.0, -2.0, math.inf])
+def test_intercept_scaling_must_fit_under_the_data_norm(s):
+    X, y = _data(10, 3)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        ERMProblem(X, y, data_norm=1.0, intercept_scaling=s)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "sigmoid_squared"])
+def test_blockwise_hessian_equals_the_dense_formula(loss, monkeypatch):
+    """Several blocks of rows, convex (rank-k updates of sqrt-scaled rows) and
+    non-convex (negative curvature: general products) losses."""
+    monkeypatch.setattr(erm_module, "_BLOCK_ELEMENTS", 64)  # blocks of 256 rows: 4 blocks
+    X, y = _data(1000, 5, seed=3)
+    if loss == "sigmoid_squared":
+        y = (y > 0).astype(float)
+    p = ERMProblem(X, y, loss, ("l2", 0.01), data_norm=1.5, intercept_scaling=0.5)
+    w = np.random.default_rng(4).normal(size=6) * 3
+    curv = p.loss.curvature(p.margins(w), p.y)
+    if loss == "sigmoid_squared":
+        assert (curv < 0).any()
+    Xa = _augmented(X, 0.5)
+    expected = Xa.T @ (curv[:, None] * Xa) / 1000 + 0.01 * np.eye(6)
+    np.testing.assert_allclose(p.hessian(w), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_float64_compute_on_float32_data_shares_the_data(monkeypatch):
+    monkeypatch.setattr(erm_module, "_BLOCK_ELEMENTS", 40)  # several blocks of 10 rows
+    X, y = _data(95, 4, seed=5, dtype=np.float32)
+    p32 = ERMProblem(X, y, "logistic", ("l2", 0.1), data_norm=1.2, intercept_scaling=0.6)
+    p64 = p32.astype(np.float64)
+    assert p64._features is p32._features and p64._features.dtype == np.float32
+    assert p64.astype(np.float64) is p64
+    exact = ERMProblem(X.astype(np.float64), y, "logistic", ("l2", 0.1), data_norm=1.2, intercept_scaling=0.6)
+    w = np.random.default_rng(6).normal(size=5)
+    # the same float32 values in float64 arithmetic: agreement to float64 rounding
+    np.testing.assert_allclose(p64.gradient(w), exact.gradient(w), rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(p64.hessian(w), exact.hessian(w), rtol=1e-13, atol=1e-16)
+    assert p64.objective(w) == pytest.approx(exact.objective(w), rel=1e-14)
+    # the float32 arithmetic is measurably coarser (what astype(float64) is for)
+    assert np.abs(p32.gradient(w) - exact.gradient(w)).max() > 1e-12
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_full_batch_methods_allocate_no_copy_of_x(dtype, monkeypatch):
+    """Gradient, Hessian-vector product, Hessian and float64-compute gradient of a problem
+    with an intercept allocate at most a fifth of X beyond vectors of length n (blocks of
+    128 kB here, for a small X)."""
+    monkeypatch.setattr(erm_module, "_BLOCK_ELEMENTS", 1 << 14)
+    n, d = 20000, 60
+    X, y = _data(n, d, seed=7, dtype=dtype)
+    p = ERMProblem(X, y, "logistic", ("l2", 0.01), data_norm=1.5, intercept_scaling=1.0)
+    p64 = p.astype(np.float64)
+    w, v = np.full(d + 1, 0.1), np.full(d + 1, -0.2)
+    p.gradient(w)  # warm any lazy imports outside the measurement
+    for call in (lambda: p.gradient(w), lambda: p.hessian_vector(w, v), lambda: p.hessian(w),
+                 lambda: p64.gradient(w), lambda: p64.hessian(w)):
+        tracemalloc.start()
+        call()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak - 8 * 8 * n < 0.2 * X.nbytes, (call, peak, X.nbytes)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_rows_above_the_bound_are_scaled_without_a_copy(sparse):
+    X, y = _data(200, 5, seed=8)
+    X[:100] /= np.linalg.norm(X[:100], axis=1, keepdims=True)  # at the bound, up to rounding
+    X[100] *= 3.0 / np.linalg.norm(X[100])  # clearly above it
+    X = sp.csr_matrix(X) if sparse else X
+    with pytest.warns(DataNormWarning, match="1 of 200 rows"):
+        p = ERMProblem(X, y, "logistic", ("l2", 0.1), data_norm=1.0)
+    assert np.shares_memory(p._features.data, X.data) if sparse else p._features is X
+    clipped = p.X.toarray() if sparse else p.X
+    assert np.linalg.norm(clipped, axis=1).max() <= 1.0 + 1e-15
+    explicit = ERMProblem(p.X, y, "logistic", ("l2", 0.1), data_norm=1.0)
+    w, v = np.random.default_rng(9).normal(size=(2, 5))
+    np.testing.assert_allclose(p.gradient(w), explicit.gradient(w), rtol=1e-12)
+    np.testing.assert_allclose(p.hessian(w), explicit.hessian(w), rtol=1e-12)
+    np.testing.assert_allclose(p.hessian_vector(w, v), explicit.hessian_vector(w, v), rtol=1e-12)
+    np.testing.assert_allclose(p.per_example_gradients(w), explicit.per_example_gradients(w), rtol=1e-12)
