@@ -83,7 +83,7 @@ def fit_both(client, name, X=None, y=None, **extra):
 def test_same_coefficients_as_in_memory(client, name):
     local, remote = fit_both(client, name)
     np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-9)
-    assert remote.privacy_spent == local.privacy_spent
+    assert remote.privacy_spent == local.privacy_spent and remote.event == local.event
     assert remote.hyperparameters == local.hyperparameters
 
 
@@ -107,19 +107,25 @@ def test_dp_sgd_batches_are_the_in_memory_batches(client, sampling, sparse):
     X[np.abs(X) < 0.2] = 0.0
     local, remote = fit_both(client, "dp_sgd", sp.csr_matrix(X) if sparse else X, y, sampling=sampling)
     np.testing.assert_array_equal(remote.coef, local.coef)
-    assert remote.privacy_spent == local.privacy_spent and remote.noise == local.noise
+    assert remote.privacy_spent == local.privacy_spent and remote.event == local.event
 
 
-def test_full_batch_quantities_match_in_memory(client):
+@pytest.mark.parametrize("intercept", [0.0, 0.5])
+def test_full_batch_quantities_match_in_memory(client, intercept):
+    """Rows above the bound (some are) scaled virtually, the intercept column virtual:
+    every quantity equals the in-memory problem's to rounding."""
     X, y = data("logistic")
+    norm = float(np.hypot(1.0, intercept))  # as the estimators declare it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataNormWarning)
-        local = ERMProblem(X, y, "logistic", ("l2", 0.1))
-        remote = make_problem(*on_dask(client, X, y), "logistic", ("l2", 0.1))
+        local = ERMProblem(X, y, "logistic", ("l2", 0.1), data_norm=norm, intercept_scaling=intercept)
+        remote = make_problem(*on_dask(client, X, y), "logistic", ("l2", 0.1), data_norm=norm,
+                              intercept_scaling=intercept)
     assert isinstance(remote, DaskERMProblem)
-    assert (remote.n_samples, remote.n_features) == (600, 3)
+    d = 4 if intercept else 3
+    assert (remote.n_samples, remote.n_features) == (600, d)
     assert remote.constants == local.constants
-    w, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, 2.0, -1.0])
+    w, v = np.array([0.3, -0.2, 0.1, 0.4])[:d], np.array([1.0, 2.0, -1.0, 0.5])[:d]
     np.testing.assert_allclose(remote.gradient(w), local.gradient(w), rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(remote.objective(w), local.objective(w), rtol=1e-13)
     value, grad = remote.value_and_gradient(w)
@@ -127,7 +133,9 @@ def test_full_batch_quantities_match_in_memory(client):
     np.testing.assert_allclose(remote.hessian_vector(w, v), local.hessian_vector(w, v), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(remote.hessian(w), local.hessian(w), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(remote.margins(w).compute(), local.margins(w), rtol=1e-13, atol=1e-15)
-    assert remote.astype(np.float32).X.dtype == np.float32
+    np.testing.assert_allclose(remote.X.compute(), local.X, rtol=1e-15, atol=0)
+    low = remote.astype(np.float32)
+    np.testing.assert_allclose(low.gradient(w), local.astype(np.float32).gradient(w), rtol=1e-5, atol=1e-7)
 
 
 def test_rows_above_data_norm_are_clipped_block_by_block_and_warned_without_counts(client):
@@ -187,8 +195,8 @@ def test_bad_input_is_refused_without_naming_data(client):
 
 def test_algorithm_without_a_dask_path_is_refused(client):
     X, y = data("logistic")
-    with pytest.raises(NotImplementedError, match="dp_sgd has no Dask path"):
-        dperm.minimize(*on_dask(client, X, y), regularizer=("l2", 0.1), algorithm="dp_sgd", epsilon=1.0,
+    with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
+        dperm.minimize(*on_dask(client, X, y), regularizer=("l2", 0.1), algorithm="dp_svrg", epsilon=1.0,
                        delta=1e-5, data_norm=2.0)
 
 

@@ -47,13 +47,10 @@ def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, da
     """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask
     collection, an in-memory :class:`~dperm.problem.ERMProblem` otherwise. Same
     parameters as :class:`~dperm.problem.ERMProblem`; ``intercept_scaling`` > 0 adds the
-    constant intercept column (virtual in memory, appended block by block on Dask)."""
+    constant intercept column (virtual in both)."""
     if is_dask_collection(X):
-        if intercept_scaling:
-            from .estimators import augment
-
-            X = augment(X, float(intercept_scaling))
-        return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound)
+        return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
+                              intercept_scaling=intercept_scaling)
     if is_dask_collection(y):
         raise TypeError("y is a Dask collection but X is not; pass both as Dask collections (or neither)")
     return ERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
