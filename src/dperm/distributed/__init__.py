@@ -21,19 +21,24 @@ from .problem import DaskERMProblem  # imports no Dask: only a fit on Dask data 
 
 __all__ = ["make_problem", "is_dask_collection", "check_supported", "SUPPORTED_ALGORITHMS", "DaskERMProblem"]
 
-# The algorithms whose only access to the data is through full-batch map-reduces
-# (objective, gradient, Hessian-vector product, dense Hessian), checked against the
-# in-memory fit in tests/test_dask.py.
+# The algorithms that run on Dask data, each checked against the in-memory fit in
+# tests/test_dask.py: the full-batch ones see the data only through map-reduces
+# (objective, gradient, Hessian-vector product, dense Hessian); the mini-batch ones
+# (dp_sgd, rrpsgd) through DaskERMProblem.gather_rows.
 SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "objective_perturbation",
     "output_perturbation",
     "gd_output_perturbation",
     "noisy_gd",
     "dp_gd",
+    "dp_gld",
     "dp_fw_l2",
     "dp_fw_l1",
     "dp_accmd",
+    "dp_sosp",
+    "dp_gd_so",
     "dp_sgd",
+    "rrpsgd",
 )
 
 
@@ -42,13 +47,10 @@ def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, da
     """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask
     collection, an in-memory :class:`~dperm.problem.ERMProblem` otherwise. Same
     parameters as :class:`~dperm.problem.ERMProblem`; ``intercept_scaling`` > 0 adds the
-    constant intercept column (virtual in memory, appended block by block on Dask)."""
+    constant intercept column (virtual in both)."""
     if is_dask_collection(X):
-        if intercept_scaling:
-            from .estimators import augment
-
-            X = augment(X, float(intercept_scaling))
-        return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound)
+        return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
+                              intercept_scaling=intercept_scaling)
     if is_dask_collection(y):
         raise TypeError("y is a Dask collection but X is not; pass both as Dask collections (or neither)")
     return ERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,

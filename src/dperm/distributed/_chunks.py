@@ -1,17 +1,22 @@
-"""Per-chunk kernels of the Dask problem: what one worker computes on one row block.
+"""Per-block kernels of the Dask problem: what one worker computes on one row block.
 
-Each kernel sees one block of rows ``X_b`` (dense ndarray or SciPy sparse) and the
-matching labels ``y_b``, and returns one small float64 row (a partial sum); the client
-adds the rows of all blocks. A block's partial sum never leaves the reduction: only the
-total (the full-batch quantity the algorithm asked for) reaches the client. Every kernel
-first applies the row-norm clip of :func:`clip_block`, so the declared ``data_norm``
-holds on each block whatever the source holds.
+Each kernel sees one block of stored feature rows ``F`` (dense ndarray or SciPy sparse)
+and the matching labels ``y``, and returns one small float64 row (a partial sum); Dask
+adds the rows of all blocks on the workers and the client receives the total only. A
+block's partial sum never reaches the client or the output.
 
-Module-level functions only: the process-based workers of ``dask.distributed`` pickle
-them by reference.
+The arithmetic is that of :class:`dperm.problem.ERMProblem` on the block: rows above
+the feature bound are scaled onto it virtually (a factor per row applied to ``F v`` and
+``F^T u``, computed as :func:`dperm.problem.erm.row_scales` does, without its warning:
+the client warns once, without counts, from :func:`check_block`'s flags), the constant
+intercept column ``s`` is added virtually, and products run in the compute precision.
+
+Module-level functions only: process-based workers pickle them by reference.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,43 +28,47 @@ FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED
 N_FLAGS = 7
 
 
-def _dense_or_csr(X):
-    return sp.csr_matrix(X) if sp.issparse(X) else X
+@dataclass(frozen=True)
+class Layout:
+    """What every kernel needs besides the block: public constants of the problem."""
+
+    loss: object  # a built-in MarginLoss
+    feature_bound: float  # bound on ||x_i|| of the stored features (rows above are scaled)
+    clip: bool  # whether some row is above it (else no norms are computed)
+    intercept: float  # the virtual constant column s (0: none)
+    label_bound: float | None  # clip |y| to it (real labels above the bound), or None
+    compute_dtype: np.dtype
 
 
-def clip_block(X, bound: float):
-    """Rows of one block with ``||x_i|| > bound`` scaled onto the sphere of radius bound.
+def _csr(F):
+    return sp.csr_matrix(F) if sp.issparse(F) else F
 
-    The arithmetic of :func:`dperm.problem.erm.clip_rows` (factor ``1 - 4 eps`` so that
-    rounding keeps the scaled rows at or below the bound), so a Dask fit sees bit-for-bit
-    the rows of the in-memory fit; no count is kept and nothing is warned here (the
-    client warns once, without counts, from :func:`check_block`'s flags).
-    """
-    X = _dense_or_csr(X)
-    norms = _row_norms(X)
+
+def row_scale(F, bound: float):
+    """Factors bringing the rows of F above ``bound`` onto the sphere of that radius (1
+    elsewhere), or None when no row is above it: the arithmetic of
+    :func:`dperm.problem.erm.row_scales` (the factor ``1 - 4 eps`` of F's precision keeps
+    the scaled rows at or below the bound after rounding)."""
+    norms = _row_norms(F)
     over = norms > bound
     if not over.any():
-        return X
-    eps = np.finfo(X.dtype).eps
-    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0).astype(X.dtype)
-    if sp.issparse(X):
-        return sp.csr_matrix(sp.diags(scale) @ X)
-    return X * scale[:, None]
+        return None
+    eps = np.finfo(F.dtype).eps
+    return np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
 
 
-def check_block(X, y, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
-    """Seven 0/1 flags of one block (see the ``FLAG_*`` names): non-finite features,
+def check_block(F, y, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
+    """Seven 0/1 flags of one block (the ``FLAG_*`` names): NaN or infinite features,
     non-finite labels, labels outside {-1, +1} (binary losses), labels above the declared
-    bound (real labels), rows above ``data_norm`` (any, and clearly above rounding).
+    bound (real labels), rows above ``bound`` (any, and clearly above rounding).
 
     Flags, not counts: the client combines them with ``max`` and reports only whether a
-    condition occurred anywhere.
+    condition occurred somewhere.
     """
-    X = _dense_or_csr(X)
-    data = X.data if sp.issparse(X) else X
+    F = _csr(F)
+    data = F.data if sp.issparse(F) else F
     flags = np.zeros((1, N_FLAGS))
-    finite = np.isfinite(data)
-    if not finite.all():
+    if not np.isfinite(data).all():
         flags[0, FLAG_NAN_X] = float(np.isnan(data).any())
         flags[0, FLAG_INF_X] = float(np.isinf(data).any())
         return flags  # norms are meaningless on a block with NaN / inf
@@ -71,68 +80,84 @@ def check_block(X, y, *, bound: float, binary: bool, label_bound: float) -> np.n
         flags[0, FLAG_BAD_LABEL] = float((~np.isin(y, (-1.0, 1.0))).any())
     else:
         flags[0, FLAG_LABEL_OVER] = float((np.abs(y) > label_bound * (1 + 1e-12)).any())
-    norms = _row_norms(X)
-    eps = np.finfo(X.dtype).eps
+    norms = _row_norms(F)
+    eps = np.finfo(F.dtype).eps
     flags[0, FLAG_SCALED] = float((norms > bound).any())
     flags[0, FLAG_CLEARLY] = float((norms > bound * (1.0 + 8 * eps)).any())
     return flags
 
 
-def _prepared(X, y, bound, clip, label_bound):
-    X = _dense_or_csr(X)
-    if clip:
-        X = clip_block(X, bound)
-    y = np.asarray(y, dtype=np.float64)
-    if label_bound is not None:
-        y = np.clip(y, -label_bound, label_bound)
-    return X, y
+class _Block:
+    """One block with the problem's virtual row scales and intercept column."""
+
+    def __init__(self, F, y, layout: Layout):
+        F = _csr(F)
+        self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
+        self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
+        y = np.asarray(y, dtype=np.float64)
+        self.y = y if layout.label_bound is None else np.clip(y, -layout.label_bound, layout.label_bound)
+        self.s = layout.intercept
+        self.k = F.shape[1]
+        self.d = self.k + (1 if self.s else 0)
+
+    def matvec(self, v):
+        out = np.asarray(self.F @ v[: self.k].astype(self.F.dtype, copy=False), dtype=np.float64).ravel()
+        if self.scale is not None:
+            out *= self.scale
+        if self.s:
+            out += self.s * v[self.k]
+        return out
+
+    def rmatvec(self, u):
+        out = np.zeros(self.d)
+        uf = u if self.scale is None else u * self.scale
+        out[: self.k] = np.asarray(self.F.T @ uf.astype(self.F.dtype, copy=False), dtype=np.float64).ravel()
+        if self.s:
+            out[self.k] = self.s * float(u.sum())
+        return out
 
 
-def _margins(X, w):
-    return np.asarray(X @ w.astype(X.dtype, copy=False), dtype=np.float64).ravel()
-
-
-def _xt(X, v):
-    return np.asarray(X.T @ v.astype(X.dtype, copy=False), dtype=np.float64).ravel()
-
-
-def margins_block(X, *, w, bound, clip) -> np.ndarray:
-    """``<w, x_i>`` for the (clipped) rows of the block."""
-    X = _dense_or_csr(X)
-    return _margins(clip_block(X, bound) if clip else X, w)
-
-
-def value_gradient_block(X, y, *, w, loss, bound, clip, label_bound, value: bool) -> np.ndarray:
-    """``[sum_i phi'(<w, x_i>, y_i) x_i, sum_i phi(<w, x_i>, y_i)]`` over the block, as
-    one row of length d + 1 (the last entry 0 unless ``value``)."""
-    X, y = _prepared(X, y, bound, clip, label_bound)
-    a = _margins(X, w)
-    out = np.empty((1, X.shape[1] + 1))
-    out[0, :-1] = _xt(X, loss.derivative(a, y))
-    out[0, -1] = float(np.sum(loss.value(a, y))) if value else 0.0
+def value_gradient_block(F, y, *, w, layout: Layout, value: bool) -> np.ndarray:
+    """``[sum_i phi'(<w, x_i>, y_i) x_i, sum_i phi(<w, x_i>, y_i)]`` over the block, one
+    row of length d + 1 (the last entry 0 unless ``value``)."""
+    b = _Block(F, y, layout)
+    a = b.matvec(w)
+    out = np.empty((1, b.d + 1))
+    out[0, :-1] = b.rmatvec(layout.loss.derivative(a, b.y))
+    out[0, -1] = float(np.sum(layout.loss.value(a, b.y))) if value else 0.0
     return out
 
 
-def value_block(X, y, *, w, loss, bound, clip, label_bound) -> np.ndarray:
+def value_block(F, y, *, w, layout: Layout) -> np.ndarray:
     """``sum_i phi(<w, x_i>, y_i)`` over the block, as a 1 x 1 array."""
-    X, y = _prepared(X, y, bound, clip, label_bound)
-    return np.array([[float(np.sum(loss.value(_margins(X, w), y)))]])
+    b = _Block(F, y, layout)
+    return np.array([[float(np.sum(layout.loss.value(b.matvec(w), b.y)))]])
 
 
-def hessian_vector_block(X, y, *, w, v, loss, bound, clip, label_bound) -> np.ndarray:
-    """``sum_i phi''(<w, x_i>, y_i) <x_i, v> x_i`` over the block, as a 1 x d row."""
-    X, y = _prepared(X, y, bound, clip, label_bound)
-    curvature = loss.curvature(_margins(X, w), y)
-    return _xt(X, curvature * _margins(X, v))[None, :]
+def hessian_vector_block(F, y, *, w, v, layout: Layout) -> np.ndarray:
+    """``sum_i phi''(<w, x_i>, y_i) <x_i, v> x_i`` over the block, a 1 x d row."""
+    b = _Block(F, y, layout)
+    return b.rmatvec(layout.loss.curvature(b.matvec(w), b.y) * b.matvec(v))[None, :]
 
 
-def hessian_block(X, y, *, w, loss, bound, clip, label_bound) -> np.ndarray:
-    """``sum_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2
-    (in the block's precision, as :meth:`ERMProblem.hessian` forms it)."""
-    X, y = _prepared(X, y, bound, clip, label_bound)
-    curvature = loss.curvature(_margins(X, w), y)
-    if sp.issparse(X):
-        H = np.asarray((X.T @ sp.diags(curvature) @ X).todense())
+def hessian_block(F, y, *, w, layout: Layout) -> np.ndarray:
+    """``sum_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2; the
+    features' part in the compute precision, as :meth:`ERMProblem.hessian` forms it."""
+    b = _Block(F, y, layout)
+    curv = layout.loss.curvature(b.matvec(w), b.y)
+    k, d = b.k, b.d
+    H = np.zeros((d, d))
+    if b.s:
+        H[:k, k] = H[k, :k] = b.s * b.rmatvec(curv)[:k]
+        H[k, k] = b.s * b.s * float(curv.sum())
+    c = curv if b.scale is None else curv * b.scale**2
+    if sp.issparse(b.F):
+        H[:k, :k] = (b.F.T @ sp.diags(c.astype(b.F.dtype)) @ b.F).toarray()
     else:
-        H = X.T @ (X * curvature.astype(X.dtype)[:, None])
-    return np.asarray(H, dtype=np.float64).reshape(1, -1)
+        H[:k, :k] = b.F.T @ (b.F * c.astype(b.F.dtype)[:, None])
+    return H.reshape(1, -1)
+
+
+def margins_block(F, *, w, layout: Layout) -> np.ndarray:
+    """``<w, x_i>`` for the rows of the block (with their scales and intercept)."""
+    return _Block(F, np.zeros(F.shape[0]), layout).matvec(w)

@@ -22,10 +22,13 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+import copy
+import math
+
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem
+from ..problem.erm import ERMProblem, _scaled_rows
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -46,16 +49,17 @@ class DaskERMProblem(ERMProblem):
     y : dask array / Series, array-like, or str
         Labels, as for :class:`~dperm.problem.ERMProblem`; with a DataFrame X, the name
         of the target column.
-    loss, regularizer, constraint, data_norm, label_bound
-        As for :class:`~dperm.problem.ERMProblem` (built-in margin losses only).
+    loss, regularizer, constraint, data_norm, label_bound, intercept_scaling
+        As for :class:`~dperm.problem.ERMProblem` (built-in margin losses only); the
+        intercept column is virtual here too (never written into the blocks).
 
     Notes
     -----
     Construction makes one pass over the data to check it, block by block: finite
-    values, labels in the loss's domain, rows above ``data_norm`` and labels above
+    values, labels in the loss's domain, rows above the feature bound and labels above
     ``label_bound``. Each block reports flags, never counts or values; errors and
     warnings say only that a condition occurred. Rows above the bound are scaled onto it
-    inside every later pass (the arithmetic of ``clip_rows``), so the declared bound
+    inside every later pass (the arithmetic of ``row_scales``), so the declared bound
     holds on every block the algorithms touch; labels above ``label_bound`` are clipped
     likewise.
 
@@ -73,6 +77,7 @@ class DaskERMProblem(ERMProblem):
         *,
         data_norm: float = 1.0,
         label_bound: float = 1.0,
+        intercept_scaling: float = 0.0,
     ):
         self.loss = make_loss(loss)
         if isinstance(self.loss, CustomLoss):
@@ -82,13 +87,25 @@ class DaskERMProblem(ERMProblem):
         self.constraint = make_constraint(constraint)
         self.data_norm = check_positive("data_norm", data_norm)
         self.label_bound = check_positive("label_bound", label_bound)
+        s = float(intercept_scaling)
+        if not math.isfinite(s):
+            raise ValueError(f"intercept_scaling must be finite, got {intercept_scaling}")
+        if abs(s) >= self.data_norm:
+            raise ValueError(
+                f"intercept_scaling={s:g} must be below data_norm={self.data_norm:g}: data_norm bounds the "
+                "norm of the whole row (x_i, intercept_scaling)"
+            )
+        self.intercept_scaling = s
+        self.feature_norm = math.sqrt((self.data_norm - abs(s)) * (self.data_norm + abs(s))) if s else self.data_norm
         X, y = as_dask_xy(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"X has {X.shape[0]} row(s); at least 2 are required")
         if X.shape[1] < 1:
             raise ValueError("X has 0 features; at least 1 is required")
-        self.X, self.y = X, y
-        self.n_samples, self.n_features = int(X.shape[0]), int(X.shape[1])
+        self._features, self.y = X, y
+        self.n_samples = int(X.shape[0])
+        self.n_features = int(X.shape[1]) + (1 if s else 0)
+        self._compute_dtype = X.dtype
         self._clip, self._label_clip = self._check_blocks()
         self.constants = self._constants()
 
@@ -96,7 +113,7 @@ class DaskERMProblem(ERMProblem):
     def _check_blocks(self) -> tuple[bool, float | None]:
         flags = self._reduce(
             _chunks.check_block, _chunks.N_FLAGS, reduce="max",
-            bound=self.data_norm, binary=self.loss.binary, label_bound=self.label_bound,
+            bound=self.feature_norm, binary=self.loss.binary, label_bound=self.label_bound,
         )
         if flags[_chunks.FLAG_NAN_X] or flags[_chunks.FLAG_INF_X]:
             kind = "NaN" if flags[_chunks.FLAG_NAN_X] else "infinite"
@@ -112,7 +129,8 @@ class DaskERMProblem(ERMProblem):
         label_clip = None
         if flags[_chunks.FLAG_LABEL_OVER]:
             warnings.warn(
-                f"some labels exceed the declared label_bound={self.label_bound:g}; they are clipped to it.",
+                f"some labels exceed the declared label_bound={self.label_bound:g}; they are clipped to it. "
+                "Declare a larger label_bound or rescale the labels.",
                 DataNormWarning,
                 stacklevel=3,
             )
@@ -128,81 +146,103 @@ class DaskERMProblem(ERMProblem):
 
     # -- the map-reduce -------------------------------------------------------------
     def _reduce(self, kernel, width: int, *, reduce: str = "sum", **kwargs) -> np.ndarray:
-        """Apply ``kernel(X_b, y_b, **kwargs)`` (a 1 x width row) to every row block and
+        """Apply ``kernel(F_b, y_b, **kwargs)`` (a 1 x width row) to every row block and
         combine the rows with a tree ``sum`` (or ``max``) on the workers; the client
         receives the combined row only."""
         import dask.array as da
 
         partials = da.blockwise(
-            kernel, "ij", self.X, "ij", self.y, "i",
+            kernel, "ij", self._features, "ij", self.y, "i",
             adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
             meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
         )
         combined = partials.max(axis=0) if reduce == "max" else partials.sum(axis=0)
         return np.asarray(combined.compute(), dtype=np.float64)
 
-    def _data_kwargs(self) -> dict:
-        return {"loss": self.loss, "bound": self.data_norm, "clip": self._clip, "label_bound": self._label_clip}
+    @property
+    def _layout(self) -> _chunks.Layout:
+        return _chunks.Layout(loss=self.loss, feature_bound=self.feature_norm, clip=self._clip,
+                              intercept=self.intercept_scaling, label_bound=self._label_clip,
+                              compute_dtype=np.dtype(self._compute_dtype))
 
-    def _as_compute(self, w: np.ndarray) -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"w must have shape ({self.n_features},), got {w.shape}")
-        return w
+    @property
+    def X(self):
+        """The rows the model sees, as a lazy Dask array (scaled rows, intercept column):
+        a view for inspection; the methods of this class never build it."""
+        F = self._features
+        layout = self._layout
+        if layout.clip:
+            F = F.map_blocks(_model_rows, layout=layout, dtype=F.dtype, meta=F._meta)
+        if self.intercept_scaling:
+            from .estimators import augment
+
+            F = augment(F, self.intercept_scaling)
+        return F
 
     # -- evaluation -------------------------------------------------------------------
     def margins(self, w: np.ndarray):
         """``X w`` as a lazy Dask vector chunked like the rows (never gathered here)."""
-        return self.X.map_blocks(_chunks.margins_block, w=self._as_compute(w), bound=self.data_norm,
-                                 clip=self._clip, drop_axis=1, dtype=np.float64)
+        return self._features.map_blocks(_chunks.margins_block, w=self._check_point(w), layout=self._layout,
+                                         drop_axis=1, dtype=np.float64)
 
     def loss_value(self, w: np.ndarray) -> float:
-        out = self._reduce(_chunks.value_block, 1, w=self._as_compute(w), **self._data_kwargs())
+        out = self._reduce(_chunks.value_block, 1, w=self._check_point(w), layout=self._layout)
         return float(out[0]) / self.n_samples
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
         out = self._reduce(_chunks.value_gradient_block, self.n_features + 1,
-                           w=self._as_compute(w), value=False, **self._data_kwargs())
+                           w=self._check_point(w), layout=self._layout, value=False)
         return out[:-1] / self.n_samples
 
     def value_and_gradient(self, w: np.ndarray) -> tuple[float, np.ndarray]:
-        w64 = self._as_compute(w)
-        out = self._reduce(_chunks.value_gradient_block, self.n_features + 1, w=w64, value=True, **self._data_kwargs())
+        w64 = self._check_point(w)
+        out = self._reduce(_chunks.value_gradient_block, self.n_features + 1, w=w64, layout=self._layout, value=True)
         value = float(out[-1]) / self.n_samples + self.regularizer.value(w64)
         return value, out[:-1] / self.n_samples + self.regularizer.smooth_gradient(w64)
 
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
-        w64, v64 = self._as_compute(w), self._as_compute(v)
-        out = self._reduce(_chunks.hessian_vector_block, self.n_features, w=w64, v=v64, **self._data_kwargs())
+        w64, v64 = self._check_point(w), self._check_point(v)
+        out = self._reduce(_chunks.hessian_vector_block, self.n_features, w=w64, v=v64, layout=self._layout)
         return out / self.n_samples + self.regularizer.l2 * v64
 
     def hessian(self, w: np.ndarray) -> np.ndarray:
         d = self.n_features
-        out = self._reduce(_chunks.hessian_block, d * d, w=self._as_compute(w), **self._data_kwargs())
-        return out.reshape(d, d) / self.n_samples + self.regularizer.l2 * np.eye(d)
+        out = self._reduce(_chunks.hessian_block, d * d, w=self._check_point(w), layout=self._layout)
+        H = out.reshape(d, d) / self.n_samples
+        H[np.diag_indices_from(H)] += self.regularizer.l2
+        return 0.5 * (H + H.T)
 
     def gather_rows(self, rows: np.ndarray, counts: np.ndarray):
         """The rows that the mini-batches ``rows[k, :counts[k]]`` (global indices drawn on
         the client) select, fetched from their blocks in one round trip.
 
-        Returns ``(X_batch, y_batch, local_rows)``: the distinct selected rows (clipped,
-        in the blocks' precision; CSR for sparse blocks) and labels, and ``rows``
-        re-indexed into them, so a compiled SGD kernel runs on the client exactly as on
-        the whole in-memory X. The batches are those of the in-memory run (same draws
-        from the fit's generator), so the sampling and its accounting are unchanged.
+        Returns ``(X_batch, y_batch, local_rows)``: the distinct selected rows as the model
+        sees them (scaled onto the bound, intercept column appended; CSR for sparse
+        blocks) and their labels, and ``rows`` re-indexed into them, so a compiled SGD
+        kernel runs on the client exactly as on the in-memory X. The batches are those of
+        the in-memory run (the same draws from the fit's generator), so the sampling and
+        its accounting are unchanged.
         """
         import dask
 
-        selected = np.unique(np.concatenate([rows[k, :m] for k, m in enumerate(counts)] or [np.zeros(0, np.int64)]))
-        X = self.X
-        if self._clip:
-            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
-        y = self.y if self._label_clip is None else self.y.clip(-self._label_clip, self._label_clip)
-        X_batch, y_batch = dask.compute(X[selected], y[selected])
-        X_batch = sp.csr_matrix(X_batch) if sp.issparse(X_batch) else np.ascontiguousarray(X_batch)
+        chosen = [rows[k, :m] for k, m in enumerate(counts)]
+        selected = np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+        F, y = dask.compute(self._features[selected], self.y[selected])
+        F = sp.csr_matrix(F) if sp.issparse(F) else np.ascontiguousarray(F)
+        if self._clip:  # a row's factor depends on that row only: the same on a subset
+            scale = _chunks.row_scale(F, self.feature_norm)
+            if scale is not None:
+                F = _scaled_rows(F, scale)
+        if self.intercept_scaling:
+            from .estimators import _append_column
+
+            F = _append_column(F, self.intercept_scaling)
+        y = np.asarray(y, dtype=np.float64)
+        if self._label_clip is not None:
+            y = np.clip(y, -self._label_clip, self._label_clip)
         local = np.searchsorted(selected, rows).astype(np.int64)
         np.minimum(local, max(len(selected) - 1, 0), out=local)  # the unused tail of each row of `rows`
-        return X_batch, np.asarray(y_batch, dtype=np.float64), local
+        return F, y, local
 
     def batch_loss_gradient(self, w, rows):
         raise NotImplementedError(
@@ -213,31 +253,35 @@ class DaskERMProblem(ERMProblem):
         raise NotImplementedError("per-example gradients are not available on Dask data (they would gather X)")
 
     # -- derived problems ---------------------------------------------------------------
-    def _derive(self, X) -> "DaskERMProblem":
-        """The same checked problem over ``X`` (a lazy map of the checked X): no new pass."""
-        other = object.__new__(type(self))
-        other.__dict__.update(self.__dict__)
-        other.X = X
-        return other
+    def _rebuild(self, X=None, y=None, loss=None) -> "DaskERMProblem":
+        if X is None and y is None:  # only the loss changes: a view (no new checking pass)
+            return super()._rebuild(loss=loss)
+        raise NotImplementedError("a Dask problem with other data is built with make_problem")
 
     def astype(self, dtype) -> "DaskERMProblem":
-        """The same problem with the blocks cast to ``dtype`` as they are read (after the
-        clip, in the source precision: the rows of :meth:`ERMProblem.astype`)."""
-        if self.X.dtype == dtype:
+        """The same problem computed in ``dtype``: the blocks are converted as they are
+        read, never stored twice."""
+        dtype = np.dtype(dtype)
+        if self._compute_dtype == dtype:
             return self
-        X = self.X
-        if self._clip:
-            X = X.map_blocks(_chunks.clip_block, bound=self.data_norm, dtype=X.dtype, meta=X._meta)
-        other = self._derive(X.astype(dtype))
-        other._clip = False
-        return other
+        view = copy.copy(self)
+        view._compute_dtype = dtype
+        return view
 
     def replace_row(self, i, x, y_i):
         raise NotImplementedError("replace_row is a test helper of in-memory problems; use ERMProblem")
 
     def __repr__(self) -> str:
         return (
-            f"DaskERMProblem(n={self.n_samples}, d={self.n_features}, blocks={len(self.X.chunks[0])}, "
+            f"DaskERMProblem(n={self.n_samples}, d={self.n_features}, blocks={len(self._features.chunks[0])}, "
             f"loss={self.loss!r}, regularizer={self.regularizer!r}, constraint={self.constraint!r}, "
-            f"data_norm={self.data_norm:g})"
+            f"data_norm={self.data_norm:g}"
+            + (f", intercept_scaling={self.intercept_scaling:g})" if self.intercept_scaling else ")")
         )
+
+
+def _model_rows(F, *, layout):
+    """The block's rows scaled onto the feature bound (for :attr:`DaskERMProblem.X`)."""
+    F = _chunks._csr(F)
+    scale = _chunks.row_scale(F, layout.feature_bound)
+    return F if scale is None else _scaled_rows(F, scale)
