@@ -180,7 +180,7 @@ SUITE_IDS = [f"{name}-eps{eps:g}-delta{delta:g}" for name, eps, delta in A.SUITE
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm, epsilon, delta", A.SUITE, ids=SUITE_IDS)
 def test_audit_lower_bound_below_the_claim(algorithm, epsilon, delta):
-    result = A.audit(algorithm, epsilon, delta, seed=1)
+    result = A.audit(algorithm, epsilon, delta, seed=1)  # the seeds of A.audit_suite
     assert not result.violation, str(result)
 
 

@@ -6,14 +6,14 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
-from .families import family
+from .families import SUITE, family
 from .stats import ThresholdTest, choose_threshold, evaluate_threshold
 
-__all__ = ["AuditResult", "audit", "run_mechanism"]
+__all__ = ["AuditResult", "audit", "audit_suite", "run_mechanism"]
 
 
 @dataclass(frozen=True)
@@ -264,3 +264,19 @@ def audit(
         separation=_separation(on_d, on_d_prime),
         seconds=time.perf_counter() - started,
     )
+
+
+def audit_suite(runs: int = 4000, *, seeds: tuple = (1, 2), progress: Callable[[str], None] | None = None) -> Iterator[tuple]:
+    """Every family of :data:`dperm.audit.SUITE` at its claim, correct and with half the
+    noise: the slow tests' audits (same seeds) and the table of docs/audit.md.
+
+    Yields ``(correct, half_noise)`` :class:`AuditResult` pairs as they complete;
+    ``progress(label)`` is called before each audit.
+    """
+    for algorithm, epsilon, delta in SUITE:
+        pair = []
+        for seed, miscalibrated in zip(seeds, (False, True)):
+            if progress is not None:
+                progress(f"{algorithm} ({epsilon:g}, {delta:g}){' half noise' if miscalibrated else ''}")
+            pair.append(audit(algorithm, epsilon, delta, runs=runs, seed=seed, miscalibrated=miscalibrated))
+        yield tuple(pair)
