@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
+from ..defaults import estimator_alpha
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
@@ -38,10 +39,21 @@ class DPLinearModelMixin(BaseEstimator):
     so the intercept is regularized and bounded like every other coordinate.
     """
 
-    def _regularizer(self):
-        alpha = float(self.alpha)
-        if not (math.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha}")
+    def _regularizer(self, n_samples: int, n_features: int, budget: PrivacyBudget, label_bound: float = 1.0):
+        """("l2", alpha) for the fit of shape (n_samples, n_features) under ``budget``;
+        ``alpha="auto"`` resolves by :func:`dperm.defaults.estimator_alpha` (public
+        quantities only: the shape, the budget, the declared bounds); stored in ``alpha_``."""
+        if isinstance(self.alpha, str) and self.alpha == "auto":
+            alpha = estimator_alpha(self._loss(), n_samples, n_features, budget.epsilon, budget.delta,
+                                    data_norm=self._effective_norm(), label_bound=label_bound,
+                                    constraint=self._constraint(), solver=self.solver)
+        elif isinstance(self.alpha, str) or isinstance(self.alpha, bool):
+            raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha!r}")
+        else:
+            alpha = float(self.alpha)
+            if not (math.isfinite(alpha) and alpha >= 0):
+                raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha}")
+        self.alpha_ = alpha
         return ("l2", alpha) if alpha > 0 else None
 
     def __sklearn_tags__(self):
@@ -78,7 +90,7 @@ class DPLinearModelMixin(BaseEstimator):
             _augment(X, scaling),
             y_signed,
             self._loss(),
-            self._regularizer(),
+            self._regularizer(X.shape[0], X.shape[1] + (scaling != 0), budget, label_bound),
             self._constraint(),
             data_norm=self._effective_norm(),
             label_bound=label_bound,
