@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
 from ..defaults import estimator_alpha
+from ..model_selection import warn_if_model_selection
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
@@ -107,7 +108,9 @@ class DPLinearModelMixin(BaseEstimator):
         return self._validate(X, y)
 
     def _budget(self) -> PrivacyBudget:
-        return PrivacyBudget(self.epsilon, self.delta)
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        warn_if_model_selection(self)  # every fit starts here: a search's fits each spend the budget
+        return budget
 
     def _rng(self):
         return make_rng(self.random_state)
