@@ -39,7 +39,7 @@ class DPRobustRegressor(_DPRegressor):
 
     _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "c": [Interval(Real, 0, None, closed="neither")]}
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, c=4.685):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
@@ -72,7 +72,7 @@ class DPGLMRegressor(_DPRegressor):
 
     _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "link": [StrOptions({"sigmoid", "probit"})]}
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, link="sigmoid"):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
