@@ -275,3 +275,22 @@ def test_accountant_ledger_round_trips_through_json(tmp_path):
     back = BudgetAccountant.load(path)
     assert back.events == accountant.events and back.spent == accountant.spent
     assert back.total == accountant.total
+
+
+def test_estimators_charge_an_accountant_and_grid_search_shares_it():
+    from sklearn.base import clone
+
+    X, y = _sgd_problem()
+    accountant = BudgetAccountant(2.0, 1e-5)
+    clf = dperm.DPLogisticRegression(epsilon=0.5, delta=1e-6, classes=[-1.0, 1.0], accountant=accountant,
+                                     random_state=0)
+    assert clone(clf).accountant is accountant  # one ledger, not a copy per clone
+    clf.fit(X, y)
+    assert len(accountant.events) == 1 and accountant.events[0] == clf.event_
+    clone(clf).fit(X, y)
+    assert len(accountant.events) == 2 and accountant.spent.epsilon < 1.0 + 1e-9
+    with pytest.raises(BudgetExceededError, match="epsilon runs out"):
+        dperm.DPLogisticRegression(epsilon=1.9, delta=1e-6, classes=[-1.0, 1.0], accountant=accountant).fit(X, y)
+    with pytest.raises(BudgetExceededError, match="delta runs out"):
+        dperm.DPLogisticRegression(epsilon=0.1, delta=1e-5, classes=[-1.0, 1.0], accountant=accountant).fit(X, y)
+    assert len(accountant.events) == 2

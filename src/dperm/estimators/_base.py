@@ -16,7 +16,8 @@ from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
 from ..defaults import estimator_alpha
 from ..model_selection import warn_if_model_selection
-from ..privacy.budget import PrivacyBudget
+from ..privacy.budget import BudgetAccountant, PrivacyBudget
+from ..privacy.mechanisms import charging
 from ..privacy.noise import make_rng
 
 __all__ = ["DPLinearModelMixin"]
@@ -41,6 +42,7 @@ class DPLinearModelMixin(BaseEstimator):
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "solver": [str],
         "solver_params": [dict, None],
+        "accountant": [BudgetAccountant, None],
     }
 
     def _regularizer(self, n_samples: int, n_features: int, budget: PrivacyBudget, label_bound: float = 1.0):
@@ -105,7 +107,8 @@ class DPLinearModelMixin(BaseEstimator):
         )
         self.solver_ = self._solver_name(problem, budget)
         check_supported(problem, self.solver_)
-        fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
+        with charging(getattr(self, "accountant", None)):  # charged before the solver reads the data
+            fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
         return fit.coef, 0.0, fit

@@ -52,7 +52,13 @@ _COMMON_PARAMS_DOC = """
     solver_params : dict, optional
         Hyper-parameters passed to the solver (defaults: its theorem's prescriptions).
     random_state : None, int or numpy.random.Generator
-        Source of the noise; None draws from OS entropy.
+        Source of the noise. None (the production path): floating-point-safe noise from
+        the operating system where the solver has it (docs/privacy.md), OS entropy
+        otherwise; a seed or a Generator: reproducible NumPy noise, for experiments.
+    accountant : dperm.BudgetAccountant or None, default=None
+        A total budget shared by several fits: each fit charges its events to it (composed
+        exactly, refused with ``BudgetExceededError`` before the data is read when the
+        total would be exceeded). Shared, not copied, by ``clone``.
 """
 
 
@@ -127,6 +133,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         solver_params=None,
         random_state=None,
         classes=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -139,6 +146,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.solver_params = solver_params
         self.random_state = random_state
         self.classes = classes
+        self.accountant = accountant
 
     def fit(self, X, y):
         """Fit privately. Binary: one fit with the whole budget. K > 2 classes:
@@ -251,6 +259,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         constraint=None,
         solver_params=None,
         random_state=None,
+        accountant=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -263,6 +272,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         self.constraint = constraint
         self.solver_params = solver_params
         self.random_state = random_state
+        self.accountant = accountant
 
     def fit(self, X, y):
         """Fit privately with the whole budget; labels above ``label_bound`` are clipped."""
@@ -310,9 +320,9 @@ class DPHuberRegressor(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, threshold=1.0):
+                 solver_params=None, random_state=None, threshold=1.0, accountant=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state)
+                         intercept_scaling, constraint, solver_params, random_state, accountant)
         self.threshold = threshold
 
     def _loss(self):
@@ -343,9 +353,9 @@ class DPLinearRegression(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, radius=1.0):
+                 solver_params=None, random_state=None, radius=1.0, accountant=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state)
+                         intercept_scaling, constraint, solver_params, random_state, accountant)
         self.radius = radius
 
     def _loss(self):

@@ -180,6 +180,15 @@ class BudgetAccountant:
                     raise BudgetExceededError(
                         "this fit needs delta > 0 but the accountant's total delta is 0: "
                         "create the accountant with a delta, or fit with delta=0")
+                if math.isinf(total_epsilon):
+                    from .accountant import flatten
+                    from .events import composed
+
+                    needed = sum(d for _, d in flatten(composed(self._events + [event])).approximate)
+                    raise BudgetExceededError(
+                        f"delta runs out: the charged mechanisms known by one (epsilon, delta) guarantee need "
+                        f"delta={needed:.3g} together, over the accountant's delta={self.total.delta:g} by "
+                        f"{needed - self.total.delta:.3g}; fit with a smaller delta or give the accountant more")
                 raise BudgetExceededError(
                     f"epsilon runs out: with this fit the total would be epsilon={total_epsilon:.6g} at the "
                     f"accountant's delta={self.total.delta:g}, over its epsilon={self.total.epsilon:g} by "
