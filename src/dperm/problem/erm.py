@@ -64,7 +64,7 @@ def row_scales(X, bound: float, *, name: str = "X"):
             f"data_norm={bound:g} (largest {norms.max():.4g}); they were scaled down to it. "
             "Declare a larger data_norm or rescale the features to avoid this.",
             DataNormWarning,
-            stacklevel=4,
+            stacklevel=3,  # the caller of ERMProblem(...)
         )
     return scale, int(clearly.sum())
 
