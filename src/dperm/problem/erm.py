@@ -64,7 +64,7 @@ def row_scales(X, bound: float, *, name: str = "X"):
             f"some rows of {name} have L2 norm above the declared data_norm={bound:g}; they were "
             "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
             DataNormWarning,
-            stacklevel=4,
+            stacklevel=3,  # the caller of ERMProblem(...)
         )
     return scale, int(clearly.sum())
 
