@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dperm.audit import SUITE, audit
+from dperm.audit import audit_suite
 
 
 def main() -> None:
@@ -22,9 +22,8 @@ def main() -> None:
           "| lower bound, half noise | separation | caught | seconds |")
     print("|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
-    for algorithm, eps, delta in SUITE:
-        ok = audit(algorithm, eps, delta, runs=args.runs, seed=1)
-        bad = audit(algorithm, eps, delta, runs=args.runs, seed=2, miscalibrated=True)
+    for ok, bad in audit_suite(args.runs):
+        algorithm, delta = ok.algorithm, ok.delta
         label = algorithm + ("" if algorithm != "output_perturbation" else (" (Gaussian)" if delta else " (L2-Laplace)"))
         print(f"| {label} | ({ok.epsilon:.4g}, {ok.delta:g}) | {ok.epsilon_lower_bound:.3f}"
               f"{' (VIOLATION)' if ok.violation else ''} | {ok.separation:.3f} | {bad.epsilon_run:.3f} "

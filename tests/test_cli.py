@@ -47,6 +47,7 @@ def test_demo_small(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     assert "non-private" in captured.out and "output_perturbation" in captured.out
+    assert max(len(line) for line in captured.out.splitlines()) <= 80
     # not a terminal: one progress line per finished fit on stderr
     assert "demo: private fits on ADULT: 1/2 done" in captured.err and "2/2 done" in captured.err
     table = pd.read_csv(tmp_path / "demo.csv")

@@ -71,7 +71,7 @@ def test_binary_labels_of_any_two_values():
     assert set(clf.classes_) == {"cat", "dog"}
     assert set(clf.predict(X)) <= {"cat", "dog"}
     assert clf.score(X, labels) > 0.9
-    assert clf.privacy_spent_.epsilon == pytest.approx(10.0) and clf.privacy_spent_.epsilon <= 10.0
+    assert clf.privacy_spent_.epsilon == pytest.approx(10.0, rel=1e-3) and clf.privacy_spent_.epsilon <= 10.0
     assert clf.privacy_spent_.delta == 1e-6
     proba = clf.predict_proba(X[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -86,9 +86,10 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     assert clf.coef_.shape == (3, 3)
     assert len(clf.fits_) == 3
     for fit in clf.fits_:
-        assert fit.privacy_spent.epsilon == pytest.approx(1.0)
+        assert fit.privacy_spent.epsilon == pytest.approx(1.0, rel=1e-3) and fit.privacy_spent.epsilon <= 1.0
         assert fit.privacy_spent.delta == pytest.approx(1e-6)
-    assert clf.privacy_spent_.epsilon == pytest.approx(3.0)
+    # the three fits' events composed by the accountant: never more than the sum (basic composition)
+    assert 0.99 * 3.0 <= clf.privacy_spent_.epsilon <= 3.0
     assert clf.score(X, y) > 0.8
 
 
@@ -304,7 +305,7 @@ def test_declared_classes_are_the_label_set():
         clf = DPLogisticRegression(classes=["dog", "cat", "emu"], epsilon=30.0, random_state=0).fit(X, labels)
     # a declared class absent from y still gets its one-vs-rest model: the shape is public
     assert clf.classes_.tolist() == ["cat", "dog", "emu"] and clf.coef_.shape == (3, 4)
-    assert clf.privacy_spent_.epsilon == pytest.approx(30.0)
+    assert 0.99 * 30.0 <= clf.privacy_spent_.epsilon <= 30.0
     bad = labels.copy()
     bad[0] = "secret-label"
     with pytest.raises(ValueError, match="outside the declared classes") as error:

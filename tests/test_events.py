@@ -242,3 +242,16 @@ def test_accountant_is_thread_safe():
     assert len(successes) == len(accountant.events) and successes and failures
     one_more = epsilon(ev.composed(list(accountant.events) + [event]), 1e-5)
     assert one_more > 1.0  # it stopped exactly where the next charge would overspend
+
+
+def test_accountant_ledger_round_trips_through_json(tmp_path):
+    X, y = _sgd_problem()
+    accountant = BudgetAccountant(5.0, 1e-5)
+    for name in ("dp_sgd", "objective_perturbation", "output_perturbation"):
+        dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm=name, epsilon=1.0, delta=1e-5, random_state=0,
+                       accountant=accountant, **({"steps": 100, "batch_size": 20} if name == "dp_sgd" else {}))
+    path = tmp_path / "ledger.json"
+    accountant.save(path)
+    back = BudgetAccountant.load(path)
+    assert back.events == accountant.events and back.spent == accountant.spent
+    assert back.total == accountant.total

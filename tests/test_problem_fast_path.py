@@ -69,7 +69,7 @@ def test_intercept_column_matches_an_explicit_column(loss, dtype, sparse):
 def test_intercept_clips_the_features_to_the_rest_of_the_bound():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
     s, R = 1.0, math.hypot(1.0, 1.0)
-    with pytest.warns(DataNormWarning, match="1 of 3 rows"):
+    with pytest.warns(DataNormWarning, match="above the declared data_norm"):
         p = ERMProblem(X, np.array([1.0, -1.0, 1.0]), data_norm=R, intercept_scaling=s)
     rows = p.X
     assert np.linalg.norm(rows, axis=1).max() <= R
@@ -147,7 +147,7 @@ def test_rows_above_the_bound_are_scaled_without_a_copy(sparse):
     X[:100] /= np.linalg.norm(X[:100], axis=1, keepdims=True)  # at the bound, up to rounding
     X[100] *= 3.0 / np.linalg.norm(X[100])  # clearly above it
     X = sp.csr_matrix(X) if sparse else X
-    with pytest.warns(DataNormWarning, match="1 of 200 rows"):
+    with pytest.warns(DataNormWarning, match="above the declared data_norm"):
         p = ERMProblem(X, y, "logistic", ("l2", 0.1), data_norm=1.0)
     assert np.shares_memory(p._features.data, X.data) if sparse else p._features is X
     clipped = p.X.toarray() if sparse else p.X
@@ -158,3 +158,21 @@ def test_rows_above_the_bound_are_scaled_without_a_copy(sparse):
     np.testing.assert_allclose(p.hessian(w), explicit.hessian(w), rtol=1e-12)
     np.testing.assert_allclose(p.hessian_vector(w, v), explicit.hessian_vector(w, v), rtol=1e-12)
     np.testing.assert_allclose(p.per_example_gradients(w), explicit.per_example_gradients(w), rtol=1e-12)
+
+
+def test_input_check_makes_no_temporary_of_x_size():
+    from dperm._validation import check_matrix
+
+    X = np.random.default_rng(10).standard_normal((20000, 50)).astype(np.float32)
+    tracemalloc.start()
+    check_matrix(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.05 * X.nbytes
+    huge = np.full((3, 2), 1e308)  # the sum overflows; the values are finite
+    assert check_matrix(huge) is huge
+    for bad, kind in ((np.nan, "NaN"), (np.inf, "infinite")):
+        Y = X.copy()
+        Y[5, 3] = bad
+        with pytest.raises(ValueError, match=kind):
+            check_matrix(Y)

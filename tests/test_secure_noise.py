@@ -109,6 +109,19 @@ def test_bernoulli_exp_refuses_negative_gamma():
         bernoulli_exp(GeneratorSource(0), np.array([-1]), 2)
 
 
+def test_exp_minus_one_runs_are_independent():
+    # four trials come from the mixed-radix digits of one uniform word: their 16 joint
+    # patterns must follow the product law
+    from dperm.privacy.exact_sampling import _exp_minus_one_runs
+
+    runs = _exp_minus_one_runs(GeneratorSource(8), 100_000)
+    patterns = runs @ np.array([1, 2, 4, 8])
+    p = math.exp(-1)
+    ones = np.array([bin(k).count("1") for k in range(16)])
+    expected = p**ones * (1 - p) ** (4 - ones) * runs.shape[0]
+    assert stats.chisquare(np.bincount(patterns, minlength=16), expected).pvalue > 1e-4
+
+
 def test_geometric_count_law():
     samples = geometric_count(GeneratorSource(1), 100_000)
     support = np.arange(12)

@@ -1,4 +1,4 @@
-"""Table 3 of seed 003: the typed-in paper figures, the shared output-perturbation path,
+"""Table 3 of Zhang et al. (IJCAI 2017): the typed-in paper figures, the shared output-perturbation path,
 a tiny resumable run, the summary and the plots."""
 
 import dataclasses

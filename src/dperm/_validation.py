@@ -72,7 +72,11 @@ def check_matrix(X, *, name: str = "X", min_rows: int = 1) -> np.ndarray | sp.cs
         raise ValueError(f"{name} has {shape[0]} row(s); at least {min_rows} are required")
     if shape[1] < 1:
         raise ValueError(f"{name} has 0 features; at least 1 is required")
-    if not np.all(np.isfinite(data)):
+    # A finite sum means every value is finite (NaN and inf propagate), with no temporary
+    # of X's size; only a non-finite sum (or an overflow) takes the elementwise check.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(data, dtype=np.float64)
+    if not np.isfinite(total) and not np.all(np.isfinite(data)):
         kind = "NaN" if np.isnan(data).any() else "infinite"
         raise ValueError(f"{name} contains {kind} values; remove or impute them first")
     return X

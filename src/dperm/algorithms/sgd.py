@@ -23,6 +23,7 @@ from ..result import PrivateFit
 from . import _kernels
 from ._common import check_steps, initial_point, projection_of, start
 from .registry import register
+from .schedules import sgd_default_schedule
 
 __all__ = ["dp_sgd", "run_noisy_sgd", "sgd_event"]
 
@@ -124,8 +125,11 @@ def dp_sgd(
         and 5.5 GB on ADULT, n = 32561, where the grid is kept coarser for memory; the
         run itself takes about 1.6 microseconds a step, 29 min on ADULT).
     steps : int, optional
-        Default ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1``
-        between sampling rate and steps (T = n^2 at b = 1).
+        Default: ``min(ceil(n^2 / b^2), ceil(64 n / b))``, at most 64 epochs (linear in n;
+        ``schedules.sgd_default_schedule``, risk cost measured in docs/performance.md); with
+        ``batch_size`` given,
+        ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1`` between
+        sampling rate and steps (T = n^2 at b = 1; ``schedules.sgd_paper_ratio_schedule``).
     sampling : {"poisson", "without_replacement"}
         Fixed-size uniform batches without replacement, or Poisson sampling with rate b/n;
         under replace-one both have the same per-step privacy-loss pair and are accounted
@@ -158,7 +162,8 @@ def dp_sgd(
     b = max(1, round(math.sqrt(n))) if batch_size is None else check_steps("batch_size", batch_size)
     if b > n:
         raise ValueError(f"batch_size {b} exceeds the number of rows {n}")
-    T = max(1, math.ceil(n * n / (b * b))) if steps is None else check_steps("steps", steps)
+    T = (sgd_default_schedule(n)[1] if batch_size is None else max(1, math.ceil(n * n / (b * b)))) \
+        if steps is None else check_steps("steps", steps)
     calibration = calibrate_and_charge(lambda x: sgd_event(x, 2.0 * L, n, b, T, sampling), budget, "dp_sgd")
     sigma = calibration.noise
 

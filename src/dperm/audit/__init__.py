@@ -8,7 +8,7 @@ bug; ``miscalibrated=True`` runs the mechanism with half the claim's noise, whic
 audit must catch. See docs/audit.md.
 """
 
-from .core import AuditResult, audit, run_mechanism
+from .core import AuditResult, audit, audit_suite, run_mechanism
 from .families import FAMILIES, SUITE, Family, Scenario, family
 from .neighbours import NeighbourPair, label_flip_pair
 from .stats import (
@@ -21,7 +21,7 @@ from .stats import (
 )
 
 __all__ = [
-    "AuditResult", "audit", "run_mechanism",
+    "AuditResult", "audit", "audit_suite", "run_mechanism",
     "FAMILIES", "SUITE", "Family", "Scenario", "family",
     "NeighbourPair", "label_flip_pair",
     "ThresholdTest", "choose_threshold", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound",

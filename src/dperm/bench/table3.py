@@ -1,8 +1,9 @@
-"""Reproduction of Table 3 of seed 003 (Zhang, Zheng, Mou, Wang, IJCAI 2017).
+"""Reproduction of Table 3 of Zhang, Zheng, Mou, Wang (IJCAI 2017), "Efficient private
+ERM for smooth objectives".
 
 Logistic loss on BANK, ADULT and CreditCard (mu in {0, 0.1}) and Huber loss on WINE and
 BIKE (mu in {0, 0.5}), epsilon in {0.1, 0.5, 1, 2}, delta = 1e-3. The paper compares its
-output-perturbation gradient descent ("Out-GD", seed 003 Algorithm 1, registered here as
+output-perturbation gradient descent ("Out-GD", the paper's Algorithm 1, registered here as
 ``gd_output_perturbation``) with the DP-SGD of Bassily, Smith and Thakurta (2014) at batch
 size 50 (``dp_sgd`` with ``batch_size=50``), reporting the mean excess empirical risk
 ``F(w_priv) - F(w_hat)`` over 100 rounds and the CPU time. :func:`run_table3` runs those two
@@ -92,7 +93,7 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- the paper
 class PaperRow(NamedTuple):
-    """One row of seed 003's Table 3 (errors: mean excess empirical risk; seconds: CPU)."""
+    """One row of the paper's Table 3 (errors: mean excess empirical risk; seconds: CPU)."""
 
     dataset: str
     mu: float
@@ -107,7 +108,7 @@ def _rows(dataset: str, mu: float, *cells) -> tuple[PaperRow, ...]:
     return tuple(PaperRow(dataset, mu, *cell) for cell in cells)
 
 
-# Typed in from seed 003, Table 3 ("ours" = Out-GD, "Bassily" = DP-SGD, batch 50); columns
+# Typed in from the paper's Table 3 ("ours" = Out-GD, "Bassily" = DP-SGD, batch 50); columns
 # (epsilon, Out-GD error, DP-SGD error, Out-GD seconds, DP-SGD seconds).
 PAPER_TABLE3: tuple[PaperRow, ...] = (
     *_rows("bank", 0.0,
@@ -437,7 +438,7 @@ def _run_task(task: _Task) -> list[dict]:
             except Exception as exc:  # noqa: BLE001  (recorded, the run goes on)
                 return [_error(_base_row(task, problem, r), exc) for r in task.repeats]
             shared_wall, shared_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-            spent = prepared.calibration.budget.epsilon
+            spent = prepared.calibration.spent.epsilon
             for r in task.repeats:
                 wall1, cpu1 = time.perf_counter(), time.process_time()
                 coef = _release(prepared, problem, _rng(task, r))
@@ -756,7 +757,7 @@ def summarize(frame: pd.DataFrame, out_dir=None) -> str:
     na, cells, algorithms, stat = table.na, table.cells, table.algorithms, table.stat
     errors = frame[frame["status"] == "error"]
 
-    out = ["# Table 3 of seed 003, reproduced with dperm", ""]
+    out = ["# Table 3 of Zhang, Zheng, Mou, Wang (IJCAI 2017), run with dperm", ""]
     if len(frame):
         first = frame.iloc[0]
         repeats = frame[frame["status"] == "ok"].groupby("algorithm")["repeat"].nunique()

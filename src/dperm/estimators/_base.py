@@ -14,6 +14,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
+from ..defaults import estimator_alpha
+from ..model_selection import warn_if_model_selection
 from ..privacy.budget import PrivacyBudget
 from ..privacy.noise import make_rng
 
@@ -41,10 +43,21 @@ class DPLinearModelMixin(BaseEstimator):
         "solver_params": [dict, None],
     }
 
-    def _regularizer(self):
-        alpha = float(self.alpha)
-        if not (math.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha}")
+    def _regularizer(self, n_samples: int, n_features: int, budget: PrivacyBudget, label_bound: float = 1.0):
+        """("l2", alpha) for the fit of shape (n_samples, n_features) under ``budget``;
+        ``alpha="auto"`` resolves by :func:`dperm.defaults.estimator_alpha` (public
+        quantities only: the shape, the budget, the declared bounds); stored in ``alpha_``."""
+        if isinstance(self.alpha, str) and self.alpha == "auto":
+            alpha = estimator_alpha(self._loss(), n_samples, n_features, budget.epsilon, budget.delta,
+                                    data_norm=self._effective_norm(), label_bound=label_bound,
+                                    constraint=self._constraint(), solver=self.solver)
+        elif isinstance(self.alpha, str) or isinstance(self.alpha, bool):
+            raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha!r}")
+        else:
+            alpha = float(self.alpha)
+            if not (math.isfinite(alpha) and alpha >= 0):
+                raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha}")
+        self.alpha_ = alpha
         return ("l2", alpha) if alpha > 0 else None
 
     def __sklearn_tags__(self):
@@ -84,7 +97,7 @@ class DPLinearModelMixin(BaseEstimator):
             X,
             y_signed,
             self._loss(),
-            self._regularizer(),
+            self._regularizer(X.shape[0], X.shape[1] + (scaling != 0), budget, label_bound),
             self._constraint(),
             data_norm=self._effective_norm(),
             label_bound=label_bound,
@@ -104,7 +117,9 @@ class DPLinearModelMixin(BaseEstimator):
         return self._validate(X, y)
 
     def _budget(self) -> PrivacyBudget:
-        return PrivacyBudget(self.epsilon, self.delta)
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        warn_if_model_selection(self)  # every fit starts here: a search's fits each spend the budget
+        return budget
 
     def _rng(self):
         # None stays None: the algorithms then take the production path (floating-point-

@@ -30,8 +30,15 @@ _COMMON_PARAMS_DOC = """
         assumptions the loss meets; ``"auto"`` chooses from the problem's properties
         (strong convexity, smoothness, constraint, d versus n, delta) by the table of
         :mod:`dperm.algorithms.auto`; the choice is stored in ``solver_``.
-    alpha : float, default=0.01
+    alpha : "auto" or float, default="auto"
         l2 regularization strength mu of ``(mu/2) ||w||^2`` (the intercept included).
+        ``"auto"`` picks it from public quantities only (n, d, epsilon, delta, the
+        declared bounds, the loss's Lipschitz constant) by the excess-risk trade-off of
+        private ERM (Chaudhuri et al. 2011; Bassily et al. 2014; Zhang et al. 2017):
+        ``4 L_phi D^2 sqrt(ln(1.25/delta)) / (n epsilon m)`` for the default solvers,
+        D the row-norm bound with the intercept, m the target margin (4 for
+        classifiers, ``label_bound`` for regressors); see
+        :func:`dperm.defaults.auto_alpha`. The value used is stored in ``alpha_``.
     data_norm : float, default=1.0
         Declared public bound on the L2 norm of each row of X; rows above it are
         clipped (with a warning). Never estimated from the data.
@@ -112,7 +119,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         epsilon=1.0,
         delta=1e-5,
         solver="auto",
-        alpha=0.01,
+        alpha="auto",
         data_norm=1.0,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -236,7 +243,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         epsilon=1.0,
         delta=1e-5,
         solver="auto",
-        alpha=0.01,
+        alpha="auto",
         data_norm=1.0,
         label_bound=1.0,
         fit_intercept=True,
@@ -301,7 +308,7 @@ class DPHuberRegressor(_DPRegressor):
         **_DPRegressor._parameter_constraints, "threshold": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, threshold=1.0):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
@@ -334,7 +341,7 @@ class DPLinearRegression(_DPRegressor):
         **_DPRegressor._parameter_constraints, "radius": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, radius=1.0):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,

@@ -1,5 +1,5 @@
 """Estimators with non-convex losses: Tukey-biweight robust regression and the
-sigmoid-link GLM with squared loss (seed 004, Section 5)."""
+sigmoid-link GLM with squared loss (Wang, Chen, Xu 2019, Section 5)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ class DPRobustRegressor(_DPRegressor):
     Minimizes ``(1/n) sum rho_c(<w, x> - y) + (alpha/2) ||w||^2`` with rho_c the biweight
     loss: bounded, so a few gross outliers cannot pull the fit, and non-convex, so the
     guarantee is on the privacy only; utility is a (near-)stationary point. The default
-    solver (``"auto"``) is ``dp_gd`` (seed 000 Alg. 4 / seed 004 Alg. 4); any non-convex
-    solver of the catalogue (``dp_gld``, ``rrpsgd``, ``dp_sosp``, ...) may be named.
+    solver (``"auto"``) is ``dp_gd`` (Wang, Ye, Xu 2017, Alg. 4; Wang, Chen, Xu 2019,
+    Alg. 4); any non-convex solver of the catalogue (``dp_gld``, ``rrpsgd``, ``dp_sosp``,
+    ...) may be named.
 
     Parameters
     ----------"""
@@ -38,7 +39,7 @@ class DPRobustRegressor(_DPRegressor):
 
     _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "c": [Interval(Real, 0, None, closed="neither")]}
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, c=4.685):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
@@ -71,7 +72,7 @@ class DPGLMRegressor(_DPRegressor):
 
     _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "link": [StrOptions({"sigmoid", "probit"})]}
 
-    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha=0.01, data_norm=1.0,
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
                  solver_params=None, random_state=None, link="sigmoid"):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,

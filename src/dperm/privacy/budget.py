@@ -212,6 +212,37 @@ class BudgetAccountant:
         left = self.remaining_epsilon
         return PrivacyBudget(left, self.total.delta) if left > 0 else None
 
+    def save(self, path) -> None:
+        """Write the ledger (total budget and every charged event) to a JSON file, atomically."""
+        import json
+        import os
+        import tempfile
+
+        from .events import describe
+
+        with self._lock:
+            data = {"epsilon": self.total.epsilon, "delta": self.total.delta,
+                    "charges": [{"label": label, "event": describe(event)}
+                                for label, event in zip(self._labels, self._events)]}
+        directory = os.path.dirname(os.path.abspath(path))
+        with tempfile.NamedTemporaryFile("w", dir=directory, delete=False, suffix=".tmp") as handle:
+            json.dump(data, handle, indent=1)
+        os.replace(handle.name, path)
+
+    @classmethod
+    def load(cls, path) -> "BudgetAccountant":
+        """The accountant saved by :meth:`save`, with its charges recomposed."""
+        import json
+
+        from .events import from_description
+
+        with open(path) as handle:
+            data = json.load(handle)
+        accountant = cls(data["epsilon"], data["delta"])
+        for charge in data["charges"]:
+            accountant.charge(from_description(charge["event"]), charge.get("label", ""))
+        return accountant
+
     @property
     def events(self) -> tuple:
         with self._lock:

@@ -47,6 +47,7 @@ __all__ = [
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
     "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "LaplaceRelease", "ExponentialMechanismRelease",
     "ApproximateDpRelease", "ObjectivePerturbationRelease", "gaussian_release", "composed", "repeated", "describe",
+    "from_description",
 ]
 
 DpEvent = _dpe.DpEvent
@@ -272,10 +273,24 @@ def repeated(event: _dpe.DpEvent, count: int) -> _dpe.DpEvent:
     return event if count == 1 else _dpe.SelfComposedDpEvent(event, count)
 
 
+def from_description(description):
+    """The event that :func:`describe` described (for ledgers saved to JSON)."""
+    if isinstance(description, dict) and "type" in description:
+        name = description["type"]
+        cls = globals().get(name) if name in __all__ else getattr(_dpe, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, _dpe.DpEvent)):
+            raise ValueError(f"unknown event {name!r}")
+        fields = {k: from_description(v) for k, v in description.items() if k != "type"}
+        return cls(**fields)
+    if isinstance(description, list):
+        return [from_description(d) for d in description]
+    return description
+
+
 def describe(event: _dpe.DpEvent):
     """A JSON-ready description of an event tree (class names and public fields)."""
     if isinstance(event, _dpe.DpEvent) and attr.has(type(event)):
-        out = {"event": type(event).__name__}
+        out = {"type": type(event).__name__}
         for field in attr.fields(type(event)):
             out[field.name] = describe(getattr(event, field.name))
         return out

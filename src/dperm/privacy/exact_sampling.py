@@ -128,9 +128,13 @@ def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> 
     ``ks`` (columns), every entry an independent trial."""
     n = idx.size
     shape = (n, ks.size)
-    if len(factors) == 1:
-        num, den = factors[0][0][idx], factors[0][1][idx]
-        if int(den.max(initial=1)) * int(ks[-1]) < _MAX_RANGE:  # one draw: num / (den K)
+    if factors:
+        largest = int(ks[-1])
+        for _, den in factors:
+            largest *= int(den[idx].max(initial=1))
+        if largest < _MAX_RANGE:  # one draw below prod(den_i) K: no product overflows
+            num = np.prod([num[idx] for num, _ in factors], axis=0)
+            den = np.prod([den[idx] for _, den in factors], axis=0)
             return source.integers(den[:, None] * ks[None, :]) < num[:, None]
     trial = np.ones(shape, dtype=bool) if ks[-1] == 1 else source.integers(np.broadcast_to(ks, shape)) == 0
     for num, den in factors:
@@ -139,25 +143,26 @@ def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> 
 
 
 def _bernoulli_exp_unit(source: UniformSource, factors: list[tuple[np.ndarray, np.ndarray]], size: int,
-                        block: int = 3) -> np.ndarray:
+                        block: int = 3, start: int = 1) -> np.ndarray:
     """Bernoulli(exp(-gamma)) with gamma = prod_i num_i/den_i in [0, 1] (CKS Algorithm 1).
 
     K = 1; while Bernoulli(gamma / K): K += 1; return K odd. P(K odd) = exp(-gamma).
-    Bernoulli(gamma / K) is one uniform draw on [0, den K) for one factor, else the AND of
-    independent Bernoulli(num_i/den_i) and Bernoulli(1/K), so no range exceeds 2^62
-    whatever K reaches. After the first trial, the trials for ``block`` successive values
+    Bernoulli(gamma / K) is one uniform draw below prod(den_i) K when that is below 2^62,
+    else the AND of independent Bernoulli(num_i/den_i) and Bernoulli(1/K), so no range
+    exceeds 2^62 whatever K reaches. After the first trial, the trials for ``block`` successive values
     of K are drawn at once and the first failure read off (draws past it are independent
     and unused), which keeps the loop to a round or two. An empty ``factors`` means
-    gamma = 1.
+    gamma = 1. ``start > 1`` resumes the loop at K = start for elements whose trials
+    K < start all succeeded.
     """
     result = np.ones(size, dtype=bool)
     idx = np.arange(size)
-    if factors:
+    if factors and start == 1:
         # gamma = 0 (a zero numerator): exp(0) = 1, nothing to draw
         idx = idx[np.logical_and.reduce([num > 0 for num, _ in factors])]
         first = _trials(source, factors, idx, np.ones(1, dtype=np.int64))[:, 0]
         idx = idx[first]  # the others stopped at K = 1: True
-    k0 = 2
+    k0 = max(start, 2)
     while idx.size:
         ks = np.arange(k0, k0 + block, dtype=np.int64)
         failed = ~_trials(source, factors, idx, ks)
@@ -169,9 +174,30 @@ def _bernoulli_exp_unit(source: UniformSource, factors: list[tuple[np.ndarray, n
     return result
 
 
-def _exp_minus_one_runs(source: UniformSource, size: int, block: int = 4) -> np.ndarray:
-    """``block`` iid Bernoulli(exp(-1)) trials per element, as an array (size, block)."""
-    return _bernoulli_exp_unit(source, [], size * block).reshape(size, block)
+# Algorithm 1 at gamma = 1 draws Bernoulli(1/K) for K = 2, 3, ...: the trials K = 2..7 of
+# one Bernoulli(exp(-1)) are the mixed-radix digits of one uniform integer below
+# 2*3*4*5*6*7 = 5040 (a bijection, so the digits are independent and uniform), and four
+# such blocks come from one uniform integer below 5040^4 < 2^50.
+_RADIX = np.arange(2, 8, dtype=np.int64)
+_RADIX_RANGE = 5040
+_RUN = 4
+
+
+def _exp_minus_one_runs(source: UniformSource, size: int) -> np.ndarray:
+    """Four iid Bernoulli(exp(-1)) trials per element, as an array (size, 4)."""
+    words = source.integers(np.full(size, _RADIX_RANGE**_RUN, dtype=np.int64))
+    digits = np.empty((size, _RUN), dtype=np.int64)
+    for column in range(_RUN):
+        words, digits[:, column] = np.divmod(words, _RADIX_RANGE)
+    digits = digits.ravel()
+    stop = np.zeros(digits.size, dtype=np.int64)  # the K at which the loop stopped; 0: not yet
+    for k in _RADIX:
+        digits, remainder = np.divmod(digits, k)
+        stop[(stop == 0) & (remainder != 0)] = k  # Bernoulli(1/K) failed
+    result = stop % 2 == 1
+    pending = np.flatnonzero(stop == 0)  # K = 2..7 all succeeded (probability 1/5040)
+    result[pending] = _bernoulli_exp_unit(source, [], pending.size, start=8)
+    return result.reshape(size, _RUN)
 
 
 def _exp_minus_one_all(source: UniformSource, times: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ statement that holds for the *continuous* Gaussian mechanism with std ``sigma`` 
 sensitivity ``Delta_eff`` (one release, T adaptive releases, subsampled releases: any
 accountant, PLD or GDP) holds for the secure releases with epsilon + 2 T tau and
 delta e^(T tau), where tau = d log((1 + eta)/(1 - eta)) and
-eta = 2 sum_{m>=1} exp(-2 pi^2 r^2 m^2) < 1.4e-77, so T tau < 1e-37 for any d, T < 2^63.
+eta = 2 sum_{m>=1} exp(-2 pi^2 r^2 m^2) < 1.5e-77, so T tau < 1e-37 for any d, T < 2^63.
 
 Proof. Poisson summation gives, for every real x,
 ``sum_j exp(-(j - x)^2 / (2 r^2)) = r sqrt(2 pi) (1 + 2 sum_m exp(-2 pi^2 r^2 m^2) cos(2 pi m x))``,

@@ -1,0 +1,157 @@
+"""Public-quantity defaults of the estimators: the ``alpha="auto"`` regularization rule.
+
+The rule picks the l2 strength mu of ``(mu/2) ||w||^2`` from the excess-risk trade-off of
+regularized private ERM and reads nothing of the data but its shape (n, d): the other
+inputs are the budget (epsilon, delta), the declared bounds (data_norm, label_bound), the
+loss's Lipschitz constant and the constraint's radius. The derivation is in
+docs/estimators.md ("How alpha='auto' is chosen").
+
+The trade-off, for a comparator w_ref of norm R and noise b of the private mechanism:
+
+- the regularizer costs at most ``mu R^2 / 2`` of the (unregularized) risk at w_ref;
+- the noise costs ``A / mu``: with objective perturbation or noisy gradients the minimizer
+  of ``F + <b/n, w>`` moves by ``||b|| / (n mu)`` and ``F`` rises by at most
+  ``E||b||^2 / (n^2 mu)`` (Chaudhuri, Monteleoni, Sarwate 2011; Bassily, Smith, Thakurta
+  2014, the strongly convex bounds); with output perturbation the noise ``z`` of
+  sensitivity ``2L / (n mu)`` costs at most ``L E||z||`` (Zhang, Zheng, Mou, Wang 2017,
+  the convex-case reduction).
+
+``mu R^2 / 2 + A / mu`` is smallest at ``mu = sqrt(2 A) / R``. Without a declared radius,
+R is that of a weight vector reaching margins (or predictions) of size ``target_margin``
+on rows of norm ``data_norm`` whose weight is spread over all d coordinates:
+``R = target_margin sqrt(d) / data_norm``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._validation import check_positive
+
+__all__ = ["auto_alpha", "estimator_alpha", "CLASSIFICATION_MARGIN", "OUTPUT_PERTURBATION_SOLVERS"]
+
+# Margin a confident linear classifier reaches: logistic probabilities 0.018 / 0.982.
+CLASSIFICATION_MARGIN = 4.0
+
+# Solvers that add their noise to the (approximate) minimizer; every other solver's noise
+# enters the objective or the gradients.
+OUTPUT_PERTURBATION_SOLVERS = frozenset({"output_perturbation", "gd_output_perturbation"})
+
+
+def _noise_moments(d: int, lipschitz: float, epsilon: float, delta: float) -> tuple[float, float]:
+    """(E||b||, E||b||^2) of the d-dimensional noise of replace-one sensitivity 2L.
+
+    delta > 0: Gaussian with the classical scale ``2L sqrt(2 ln(1.25/delta)) / epsilon`` per
+    coordinate (the solvers' analytic calibration is a little tighter; the rule needs the
+    order only). delta = 0: the L2-Laplace density ``exp(-epsilon ||b|| / (2L))``, whose norm
+    is Gamma(d, 2L/epsilon).
+    """
+    if delta > 0:
+        sigma = 2.0 * lipschitz * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+        second = d * sigma * sigma
+        return math.sqrt(second), second
+    scale = 2.0 * lipschitz / epsilon
+    return d * scale, d * (d + 1) * scale * scale
+
+
+def auto_alpha(
+    n_samples: int,
+    n_features: int,
+    epsilon: float,
+    delta: float,
+    *,
+    lipschitz: float,
+    data_norm: float,
+    target_margin: float = CLASSIFICATION_MARGIN,
+    radius: float = math.inf,
+    perturbation: str = "objective",
+) -> float:
+    """The l2 strength mu minimizing the private excess-risk bound ``mu R^2/2 + A/mu``.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        The shape (n, d) of the training matrix (with the intercept column if any).
+    epsilon, delta : float
+        The budget of the fit (epsilon > 0, 0 <= delta < 1).
+    lipschitz : float
+        Public Lipschitz constant L of the per-example loss (``L_phi * data_norm``).
+    data_norm : float
+        Declared bound D on the row norms (with the intercept feature if any).
+    target_margin : float
+        Size m of the margins (classification) or predictions (regression) the comparator
+        must reach; sets ``R = m sqrt(d) / D``.
+    radius : float
+        Radius of a bounded constraint (the comparator lies in it): R is at most this.
+    perturbation : {"objective", "output"}
+        Where the mechanism adds its noise. ``"objective"`` (objective perturbation,
+        noisy gradient methods): ``A = E||b||^2 / n^2``, so
+        ``mu = sqrt(2 E||b||^2) / (n R)``; with Gaussian noise and the default radius this
+        is ``4 L_phi D^2 sqrt(ln(1.25/delta)) / (n epsilon m)``, free of d.
+        ``"output"`` (noise on the minimizer): z = b / (n mu) (sensitivity
+        ``2L / (n mu)``) costs ``L E||z|| = A / mu`` with ``A = L E||b|| / n``, so
+        ``mu = sqrt(2 L E||b|| / n) / R``.
+
+    Returns
+    -------
+    float
+        mu > 0. Reads nothing of the data: a function of its arguments only.
+
+    References
+    ----------
+    Chaudhuri, Monteleoni, Sarwate. Differentially private empirical risk minimization.
+    JMLR 2011 (objective and output perturbation, Theorems 18 and 26: lambda from the
+    comparator norm and the noise). Bassily, Smith, Thakurta. Private empirical risk
+    minimization: efficient algorithms and tight error bounds. FOCS 2014 (the reduction of
+    convex to strongly convex ERM by adding ``(mu/2)||w||^2``). Zhang, Zheng, Mou, Wang.
+    Efficient private ERM for smooth objectives. IJCAI 2017 (the choice of mu of the convex
+    case, Section 3.1).
+    """
+    n = int(n_samples)
+    d = int(n_features)
+    if n < 1 or d < 1:
+        raise ValueError(f"n_samples and n_features must be >= 1, got ({n_samples}, {n_features})")
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_positive("delta", delta, allow_zero=True)
+    if delta >= 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    L = check_positive("lipschitz", lipschitz)
+    D = check_positive("data_norm", data_norm)
+    m = check_positive("target_margin", target_margin)
+    R = min(check_positive("radius", radius, allow_inf=True), m * math.sqrt(d) / D)
+    first, second = _noise_moments(d, L, epsilon, delta)
+    if perturbation == "objective":
+        return math.sqrt(2.0 * second) / (n * R)
+    if perturbation == "output":
+        # L E||z|| with E||z|| = E||b|| / (n mu): A = L E||b|| / n.
+        return math.sqrt(2.0 * L * first / n) / R
+    raise ValueError(f"perturbation must be 'objective' or 'output', got {perturbation!r}")
+
+
+def estimator_alpha(loss, n_samples: int, n_features: int, epsilon: float, delta: float, *, data_norm: float,
+                    label_bound: float = 1.0, constraint=None, solver: str = "auto") -> float:
+    """``auto_alpha`` for an estimator's margin loss, declared bounds, constraint and solver.
+
+    The Lipschitz constant is the loss's over the constraint's margins; the target margin is
+    ``CLASSIFICATION_MARGIN`` for binary losses and ``label_bound`` for regression (the
+    comparator predicts values up to the label bound); output perturbation is assumed when
+    the solver is one of ``OUTPUT_PERTURBATION_SOLVERS``, or is ``"auto"`` with a bounded
+    constraint and a convex smooth loss (the catalogue's ``auto`` rule 3).
+    """
+    from .problem.constraints import make_constraint
+
+    C = make_constraint(constraint)
+    radius = C.l2_radius(int(n_features)) if C.bounded else math.inf
+    lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
+    if solver == "auto":
+        output = C.bounded and loss.convex and loss.smooth
+    else:
+        output = solver in OUTPUT_PERTURBATION_SOLVERS
+    return auto_alpha(
+        n_samples, n_features, epsilon, delta,
+        lipschitz=lipschitz,
+        data_norm=data_norm,
+        target_margin=CLASSIFICATION_MARGIN if loss.binary else float(label_bound),
+        radius=radius,
+        perturbation="output" if output else "objective",
+    )
