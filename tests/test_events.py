@@ -30,7 +30,7 @@ def independent_epsilon(event, delta: float) -> float:
     PLDAccountant (REPLACE_ONE) for the Gaussian releases (fixed-size batches as Poisson,
     see test_fixed_size_batch_matches_direct_integration), basic composition for pure
     releases and for mechanisms known by one (epsilon, delta)."""
-    gaussians, pure, approx = [], [], []
+    gaussians, pure, approx, pure_events = [], [], [], []
 
     def walk(e, count):
         if isinstance(e, ev.NoOpDpEvent):
@@ -45,15 +45,35 @@ def independent_epsilon(event, delta: float) -> float:
                 ev.PoissonSampledDpEvent(e.sample_size / e.source_dataset_size, e.event), count))
         elif isinstance(e, (dpa.GaussianDpEvent, ev.PoissonSampledDpEvent)):
             gaussians.append(ev.SelfComposedDpEvent(e, count))
-        elif isinstance(e, (ev.L2LaplaceRelease, ev.ExponentialMechanismRelease)):
+        elif isinstance(e, (ev.L2LaplaceRelease, ev.ExponentialMechanismRelease, ev.SecureLaplaceRelease)):
             pure.append(e.epsilon * count)
+            pure_events.append((e.epsilon, count, isinstance(e, ev.ExponentialMechanismRelease)))
         elif isinstance(e, ev.ObjectivePerturbationRelease):
             approx.append((e.epsilon * count, e.delta * count))
         else:
             raise AssertionError(f"unexpected event {e!r}")
 
     walk(event, 1)
-    eps_total = sum(pure) + sum(a for a, _ in approx)
+    eps_total = sum(a for a, _ in approx)
+    if pure and delta > 0 and not gaussians:
+        # pure releases at delta > 0: dp-accounting's randomized-response PLD, composed by its
+        # public API (the optimal composition of pure-DP releases), never above basic composition
+        from dp_accounting.pld import common, privacy_loss_distribution as pld
+
+        total = pld.identity(value_discretization_interval=1e-4)
+        for e in pure_events:
+            one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(e[0], 0.0),
+                                              value_discretization_interval=1e-4)
+            total = total.compose(one.self_compose(e[1]) if e[1] > 1 else one)
+        left = delta - sum(b for _, b in approx)
+        routes = [sum(pure), total.get_epsilon_for_delta(left)]
+        if all(bounded for *_, bounded in pure_events):
+            # exponential mechanisms have bounded range: eps^2/8-zCDP each (Cesar and Rogers
+            # 2021), converted by Bun and Steinke 2016, Proposition 1.3
+            rho = sum(c * e * e / 8.0 for e, c, _ in pure_events)
+            routes.append(rho + 2 * math.sqrt(rho * math.log(1 / left)))
+        return eps_total + min(routes)
+    eps_total += sum(pure)
     delta_left = delta - sum(b for _, b in approx)
     if gaussians:
         accountant = dpa.pld.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)

@@ -38,7 +38,7 @@ def test_a_plain_fit_does_not_warn():
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
-        DPLogisticRegression(random_state=0).fit(X, y)
+        DPLogisticRegression(random_state=0, classes=np.unique(y)).fit(X, y)  # a declared label set: public
 
 
 class _Estimator:

@@ -21,8 +21,13 @@ from test_catalogue import SPECS, data
 
 # info entries that are post-processings of the noisy releases (documented per algorithm)
 POST_PROCESSING_INFO = {
-    "dp_sosp": {"status", "candidate", "selected"},
-    "dp_gd_so": {"status", "iterations_run", "stopped_at"},
+    # computed from the noisy gradients and Hessians (margin-corrected): see their docstrings
+    "dp_sosp": {"status", "selected_iterate", "certified_gradient_norm", "certified_min_eigenvalue",
+                "candidates_examined", "hessian_releases"},
+    "dp_gd_so": {"status", "last_gap", "last_quadratic_value", "certified_gap", "certified_curvature"},
+    # 2 L max ||w - w0|| over a net built around the noisy w0
+    "localization": {"score_sensitivity"},
+    "exponential_mechanism": set(),
 }
 RELEASED = [f for f in PrivateFit.__dataclass_fields__ if f not in ("coef", "diagnostics")]
 

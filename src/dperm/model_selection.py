@@ -25,6 +25,7 @@ candidates would need every candidate fitted with a share of the budget first.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import warnings
@@ -61,7 +62,9 @@ def _inside_sklearn_model_selection() -> bool:
 def warn_if_model_selection(estimator) -> None:
     """Warn (``PrivacyWarning``) when ``estimator.fit`` runs inside scikit-learn's search or
     cross-validation tools without an accountant: each of their fits spends the budget
-    again. The message names only public values (the estimator's class and budget)."""
+    again. The message names only public values (the estimator's class and budget).
+    With ``n_jobs > 1`` the fits, and so the warning, happen in joblib's worker
+    processes, which may not show it."""
     if getattr(estimator, "accountant", None) is not None or not _inside_sklearn_model_selection():
         return
     name = type(estimator).__name__
@@ -106,6 +109,7 @@ def selection_epsilon(run_epsilon: float, mean_runs: float, delta: float) -> flo
     return float(accountant.get_epsilon(delta))
 
 
+@functools.lru_cache(maxsize=64)  # ~14 accountant calls; searches repeat with the same budget
 def _run_epsilon(epsilon: float, delta: float, mean_runs: float) -> float:
     """The largest per-run epsilon whose search is (epsilon, delta)-DP (bisection, 1e-4 relative)."""
     lo, hi = 0.0, epsilon  # the search costs at least one run

@@ -187,7 +187,7 @@ def _positive(name: str, value) -> float:
     guarantee="(epsilon, delta)",
     source="Wang, Ye, Xu 2017, Alg. 4 (Theorems 6.1-6.3); Wang, Chen, Xu 2019, Alg. 4",
     paper="Wang, Ye, Xu 2017 (Differentially private ERM revisited: faster and more general); Wang, Chen, Xu 2019",
-    requires=("smooth", "lipschitz", "approximate_dp", "compiled_loss"),
+    requires=("smooth", "lipschitz", "approximate_dp"),
     gradient_complexity="n T; T = kappa ln(n^2 mu_GDP^2 / (4 kappa d)) (PL, public mu_PL), "
                         "n mu_GDP sqrt(beta D_0/(2d)) / G (non-convex, and the default without mu_PL)",
     summary="full-batch GD with Gaussian-noised gradients; last, uniformly random or all iterates",
@@ -367,7 +367,7 @@ def random_round_distribution(step_sizes, smoothness: float) -> np.ndarray:
     guarantee="(epsilon, delta)",
     source="Zhang, Zheng, Mou, Wang 2017, Alg. 2 (Theorems 4, 5)",
     paper="Zhang, Zheng, Mou, Wang 2017 (Efficient private ERM for smooth objectives)",
-    requires=("smooth", "lipschitz", "approximate_dp"),
+    requires=("smooth", "lipschitz", "approximate_dp", "compiled_loss"),
     gradient_complexity="b R <= b T_max; default b = sqrt(n), T_max = n (the paper: b = 1, T_max = n^2)",
     summary="noisy SGD stopped after a data-independent random number of rounds; accounted at T_max",
 )

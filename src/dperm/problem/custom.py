@@ -7,13 +7,15 @@ domain; dperm cannot check them, so it enforces the one that privacy rests on: e
 per-example gradient is clipped to norm ``lipschitz`` before it is averaged (with a
 warning when clipping was active), so the replace-one sensitivity ``2 L / n`` of the mean
 gradient holds whatever the callables return. Smoothness and curvature declarations
-enter only step sizes and the assumptions checks (and the sensitivity of methods that
-rest on them, such as output perturbation: declare them honestly).
+enter only step sizes and the assumptions checks.
 
-Algorithms with compiled per-example loops (``dp_sgd``, ``dp_svrg``, ``rrpsgd``) need a
-built-in loss, and objective perturbation, the exponential mechanism and localization
-(whose accounting needs the GLM structure) refuse a custom loss; the full-batch methods (``dp_gd``, ``noisy_gd``, ``dp_gld``, ``dp_fw_l2``,
-``dp_sosp``, ...) accept a custom loss.
+Clipping keeps the sensitivity of a *gradient release*, but not properties of the loss
+(a clipped field is not monotone or co-coercive when the declared L is too low), so the
+mechanisms whose sensitivity rests on convexity or smoothness refuse a custom loss before
+reading the data: output and GD output perturbation, objective perturbation, the
+exponential mechanism, localization, dp_sosp and dp_gd_so; the compiled per-example loops
+(dp_sgd, dp_svrg, dp_svrg_pp, rrpsgd) need a built-in loss. The gradient-release methods
+(noisy_gd, dp_gd, dp_gld, dp_fw_l2, dp_fw_l1, dp_accmd) accept a custom loss.
 """
 
 from __future__ import annotations
