@@ -265,3 +265,23 @@ def test_bench_scaling_writes_table_plot_and_summary(tmp_path, capsys):
         assert (tmp_path / f"scaling_output_perturbation.{suffix}").exists()
     summary = json.loads((tmp_path / "scaling_output_perturbation.json").read_text())
     assert summary["summary"]["algorithm"] == "output_perturbation"
+
+
+def test_fits_charged_to_a_ledger_compose_and_stop_at_its_total(tmp_path, capsys):
+    data, _ = _labelled(tmp_path)
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "2", "--delta", "1e-5"]) == 0
+    common = ["fit", str(data), "--target", "target", "--delta", "1e-6", "--classes", "no,yes", "--accountant", ledger]
+    assert main(common + ["--epsilon", "0.8", "--out", str(tmp_path / "m1.json")]) == 0
+    assert main(common + ["--epsilon", "0.8", "--out", str(tmp_path / "m2.json")]) == 0
+    capsys.readouterr()
+    assert main(["budget", ledger]) == 0
+    shown = capsys.readouterr().out
+    assert "2 fit(s) charged" in shown
+    spent = float(shown.split("spent epsilon=")[1].split()[0])
+    assert spent < 1.6  # composed, not 0.8 + 0.8
+    code = main(common + ["--epsilon", "1.5", "--out", str(tmp_path / "m3.json")])
+    assert "epsilon runs out" in _error_line(capsys, code)
+    assert not (tmp_path / "m3.json").exists()
+    assert json.load(open(ledger))["charges"].__len__() == 2  # the refused fit recorded nothing
+    assert "no ledger" in _error_line(capsys, main(["budget", str(tmp_path / "missing.json")]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -198,7 +199,8 @@ def _estimator(args, loss_name: str, classes):
     params = dict(epsilon=args.epsilon, delta=args.delta, solver=args.algorithm, data_norm=args.data_norm,
                   fit_intercept=not args.no_intercept, intercept_scaling=args.intercept_scaling,
                   constraint=_parse_spec(args.constraint, "--constraint", "l2_ball:10"),
-                  solver_params=json.loads(args.params) if args.params else None, random_state=args.seed)
+                  solver_params=json.loads(args.params) if args.params else None, random_state=args.seed,
+                  accountant=getattr(args, "ledger", None))
     if issubclass(base, _DPClassifier):
         params["classes"] = classes
     else:
@@ -250,10 +252,43 @@ def _model_record(estimator, args, features, loss_name: str) -> dict:
     return model
 
 
+def _load_ledger(path: str):
+    """The BudgetAccountant of a ledger file written by `dperm budget` (one line if absent)."""
+    from .privacy.budget import BudgetAccountant
+
+    if not os.path.exists(path):
+        raise CLIError(f"no ledger {path!r}; create one with: dperm budget {path} --epsilon E --delta D")
+    try:
+        return BudgetAccountant.load(path)
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
+        raise CLIError(f"{path!r} is not a dperm ledger ({_one_line(error)})") from None
+
+
+def cmd_budget(args) -> int:
+    """Create a ledger (a total budget that fits are charged to), or show what it has spent."""
+    from .privacy.budget import BudgetAccountant
+
+    if args.epsilon is not None:
+        if os.path.exists(args.ledger):
+            raise CLIError(f"{args.ledger!r} exists; a ledger is created once (remove it to start over)")
+        check_output_file(args.ledger)
+        BudgetAccountant(args.epsilon, args.delta).save(args.ledger)
+        print(f"ledger {args.ledger} created: total epsilon={args.epsilon:g}, delta={args.delta:g}")
+        return 0
+    accountant = _load_ledger(args.ledger)
+    spent = accountant.spent
+    print(f"ledger {args.ledger}: total epsilon={accountant.total.epsilon:g}, delta={accountant.total.delta:g}; "
+          f"{len(accountant.events)} fit(s) charged; spent epsilon="
+          f"{spent.epsilon if spent else 0.0:.6g} (composed exactly at delta={accountant.total.delta:g}); "
+          f"remaining epsilon={accountant.remaining_epsilon:.6g}")
+    return 0
+
+
 def cmd_fit(args) -> int:
     from .problem.losses import make_loss
 
     check_output_file(args.out)
+    args.ledger = _load_ledger(args.accountant) if args.accountant else None
     if args.params:
         try:
             hyper = json.loads(args.params)
@@ -290,6 +325,8 @@ def cmd_fit(args) -> int:
     y = target.to_numpy()
     estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float))
     write_text_atomic(args.out, json.dumps(_model_record(estimator, args, features, loss.name), indent=2) + "\n")
+    if args.ledger is not None:
+        args.ledger.save(args.accountant)
     spent = estimator.privacy_spent_
     print(f"fitted {estimator.solver_} ({loss.name} loss, "
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
@@ -556,7 +593,19 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the noise, for reproducible experiments (default: fresh OS entropy)")
     fit.add_argument("--out", default="model.json", help="file for the model (JSON)")
+    fit.add_argument("--accountant", default=None, metavar="LEDGER",
+                     help="charge this fit to a ledger made by `dperm budget` (composed exactly with its earlier "
+                          "fits; refused before the data is read if the total would be exceeded) (default: none)")
     fit.set_defaults(func=cmd_fit)
+
+    budget = _sub(sub, "budget", "create a ledger of a total privacy budget, or show what it has spent",
+                  "With --epsilon: create LEDGER, a total budget that `dperm fit --accountant LEDGER` charges. "
+                  "Without: show what the fits charged to it have spent, composed exactly.")
+    budget.add_argument("ledger", metavar="LEDGER", help="the ledger file (JSON)")
+    budget.add_argument("--epsilon", type=float, default=None,
+                        help="total epsilon > 0 of a new ledger (default: show an existing ledger)")
+    budget.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1) of a new ledger (default: 0)")
+    budget.set_defaults(func=cmd_budget)
 
     predict = _sub(sub, "predict", "predict with a model written by `dperm fit`",
                    "Predict the label (classification) or value (regression) of every row of a CSV file.")
@@ -633,12 +682,14 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad usage or input, 1 internal failure)."""
+    from .privacy.budget import BudgetExceededError
+
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
             return args.func(args)
-        except (CLIError, ValueError, TypeError) as error:
+        except (CLIError, ValueError, TypeError, BudgetExceededError) as error:
             print(f"dperm: error: {_one_line(error)}", file=sys.stderr)
             return 2
         except OSError as error:
