@@ -285,3 +285,10 @@ def test_fits_charged_to_a_ledger_compose_and_stop_at_its_total(tmp_path, capsys
     assert not (tmp_path / "m3.json").exists()
     assert json.load(open(ledger))["charges"].__len__() == 2  # the refused fit recorded nothing
     assert "no ledger" in _error_line(capsys, main(["budget", str(tmp_path / "missing.json")]))
+
+
+def test_audit_subcommand_reports_a_lower_bound_below_the_claim(capsys):
+    assert main(["audit", "output_perturbation", "--runs", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "epsilon lower bound" in out and "below the claim" in out
+    assert "no audit scenario" in _error_line(capsys, main(["audit", "dp_svrg_pp", "--runs", "10"]))

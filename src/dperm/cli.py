@@ -284,6 +284,21 @@ def cmd_budget(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    """Black-box lower bound on a mechanism's epsilon (dperm.audit); exit 1 if above the claim."""
+    from .audit import audit
+
+    with _Progress(f"auditing {args.algorithm}", total=None) as bar:
+        result = audit(args.algorithm, args.epsilon, args.delta, runs=args.runs, seed=args.seed,
+                       confidence=args.confidence, miscalibrated=args.miscalibrated,
+                       progress=lambda done, total: bar.update(done, total))
+    verdict = "above the claim: a privacy bug" if result.epsilon_lower_bound > result.epsilon else "below the claim"
+    print(f"{result.algorithm}: claim epsilon={result.epsilon:.6g}, delta={result.delta:g}; run at epsilon="
+          f"{result.epsilon_run:.6g}; epsilon lower bound {result.epsilon_lower_bound:.4g} at confidence "
+          f"{result.confidence:g} from {result.runs} runs per neighbour: {verdict}")
+    return 1 if result.epsilon_lower_bound > result.epsilon and not args.miscalibrated else 0
+
+
 def cmd_fit(args) -> int:
     from .problem.losses import make_loss
 
@@ -597,6 +612,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="charge this fit to a ledger made by `dperm budget` (composed exactly with its earlier "
                           "fits; refused before the data is read if the total would be exceeded) (default: none)")
     fit.set_defaults(func=cmd_fit)
+
+    aud = _sub(sub, "audit", "black-box audit: a lower bound on a mechanism's epsilon from worst-case neighbours",
+               "Run a catalogue algorithm many times on two worst-case replace-one neighbours and report a "
+               "Clopper-Pearson lower bound on its epsilon (docs/audit.md); exit status 1 if the bound exceeds "
+               "the claim.")
+    aud.add_argument("algorithm", help="a catalogue name with an audit scenario (see docs/audit.md)")
+    aud.add_argument("--epsilon", type=float, default=2.0, help="the claimed epsilon (default: 2)")
+    aud.add_argument("--delta", type=float, default=0.01, help="the claimed delta (default: 0.01)")
+    aud.add_argument("--runs", type=_positive_int, default=4000, help="runs on each neighbour (default: 4000)")
+    aud.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound (default: 0.95)")
+    aud.add_argument("--seed", type=int, default=0, help="seed of the runs (default: 0)")
+    aud.add_argument("--miscalibrated", action="store_true",
+                     help="run with about half the noise the claim needs (the audit should catch it)")
+    aud.set_defaults(func=cmd_audit)
 
     budget = _sub(sub, "budget", "create a ledger of a total privacy budget, or show what it has spent",
                   "With --epsilon: create LEDGER, a total budget that `dperm fit --accountant LEDGER` charges. "
