@@ -32,14 +32,12 @@ def gaussian_steps_epsilon(sigma, sensitivity, steps, delta):
 
 
 def _sampled(sigma, sensitivity, q, steps, sampling="poisson", dataset_size=None):
-    release = ev.gaussian_release(sigma, sensitivity)
+    n = dataset_size or 10**9
     if q >= 1:
-        step = release
-    elif sampling == "poisson":
-        step = ev.PoissonSampledDpEvent(q, release)
-    else:
-        step = ev.SampledWithoutReplacementDpEvent(dataset_size, round(q * dataset_size), release)
-    return ev.repeated(step, steps)
+        return ev.repeated(ev.gaussian_release(sigma, sensitivity), steps)
+    if sampling == "poisson":
+        return ev.repeated(ev.PoissonSampledDpEvent(q, ev.gaussian_release(sigma, sensitivity)), steps)
+    return ev.sampled_releases(ev.gaussian_release(sigma, sensitivity), n, round(q * n), steps, sampling)
 
 
 def subsampled_gaussian_epsilon(sigma, *, sensitivity, sampling_probability, steps, delta, sampling="poisson",

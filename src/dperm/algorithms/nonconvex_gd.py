@@ -525,13 +525,9 @@ def rrpsgd(
 def _sgd_steps_event(n: int, batch_size: int, sampling: str, sensitivity: float, steps: int):
     """x -> the event of ``steps`` releases of a batch sum (replace-one ``sensitivity``)
     plus ``N(0, x^2 I)``, the batch drawn by ``sampling`` from n rows."""
-    if sampling == "poisson":
-        def make(x):
-            return ev.repeated(ev.PoissonSampledDpEvent(batch_size / n, ev.gaussian_release(x, sensitivity)), steps)
-    else:
-        def make(x):
-            return ev.repeated(ev.SampledWithoutReplacementDpEvent(n, batch_size, ev.gaussian_release(x, sensitivity)),
-                               steps)
+    def make(x):
+        return ev.sampled_releases(ev.gaussian_release(x, sensitivity), n, batch_size, steps, sampling)
+
     return make
 
 

@@ -204,11 +204,4 @@ def dp_sgd(
 def sgd_event(sigma: float, sensitivity: float, n: int, batch_size: int, steps: int, sampling: str):
     """The event of T noisy batch-sum releases: Poisson sampling with rate b/n, or uniform
     fixed-size batches of b rows without replacement."""
-    release = ev.gaussian_release(sigma, sensitivity)
-    if batch_size >= n:
-        return ev.repeated(release, steps)
-    if sampling == "poisson":
-        step = ev.PoissonSampledDpEvent(batch_size / n, release)
-    else:
-        step = ev.SampledWithoutReplacementDpEvent(n, batch_size, release)
-    return ev.repeated(step, steps)
+    return ev.sampled_releases(ev.gaussian_release(sigma, sensitivity), n, batch_size, steps, sampling)

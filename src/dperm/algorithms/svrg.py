@@ -193,14 +193,9 @@ def _svrg_event(snapshot_sigmas, snapshot_sensitivity, inner_ratio, inner_bound,
     bound. The event states the worst step (sensitivity ``inner_bound``); every step has
     the same noise ratio, so the same privacy loss."""
     snapshots = [ev.gaussian_release(s, snapshot_sensitivity) for s in snapshot_sigmas]
-    release = ev.gaussian_release(inner_ratio * inner_bound, inner_bound)
-    if q >= 1.0:
-        inner = release
-    elif sampling == "poisson":
-        inner = ev.PoissonSampledDpEvent(q, release)
-    else:
-        inner = ev.SampledWithoutReplacementDpEvent(n, round(q * n), release)
-    return ev.composed(snapshots + [ev.repeated(inner, steps)])
+    inner = ev.sampled_releases(ev.gaussian_release(inner_ratio * inner_bound, inner_bound), n, round(q * n), steps,
+                                sampling)
+    return ev.composed(snapshots + [inner])
 
 
 def _split_budget(problem, budget: PrivacyBudget, weights: np.ndarray, snapshot_share: float, steps: int, q: float,

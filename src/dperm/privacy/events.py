@@ -45,9 +45,9 @@ from dp_accounting import dp_event as _dpe
 __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
-    "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "LaplaceRelease", "ExponentialMechanismRelease",
+    "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "ExponentialMechanismRelease",
     "ApproximateDpRelease", "ObjectivePerturbationRelease", "gaussian_release", "composed", "repeated", "describe",
-    "from_description",
+    "from_description", "sampled_releases",
 ]
 
 DpEvent = _dpe.DpEvent
@@ -159,19 +159,6 @@ class L2LaplaceRelease(_dpe.DpEvent):
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class LaplaceRelease(_dpe.DpEvent):
-    """One release of ``q(D) + Laplace(scale)^d`` with replace-one L1 ``sensitivity``:
-    pure ``sensitivity / scale``-DP."""
-
-    scale: float = attr.ib(validator=_positive)
-    sensitivity: float = attr.ib(validator=_positive)
-
-    @property
-    def epsilon(self) -> float:
-        return self.sensitivity / self.scale
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True)
 class ExponentialMechanismRelease(_dpe.DpEvent):
     """One draw of the exponential mechanism (McSherry and Talwar 2007) with parameter
     ``epsilon``: probabilities proportional to ``exp(epsilon u / (2 Delta))`` for utilities
@@ -263,6 +250,19 @@ def composed(events: Sequence[_dpe.DpEvent]) -> _dpe.DpEvent:
     if not events:
         return _dpe.NoOpDpEvent()
     return events[0] if len(events) == 1 else _dpe.ComposedDpEvent(list(events))
+
+
+def sampled_releases(release: _dpe.DpEvent, n: int, batch_size: int, steps: int, sampling: str) -> _dpe.DpEvent:
+    """``steps`` releases of a batch of ``batch_size`` rows out of n: Poisson sampling with
+    rate b/n (``sampling="poisson"``) or uniform fixed-size batches without replacement
+    (``"without_replacement"``); full batches when b = n."""
+    if sampling not in ("poisson", "without_replacement"):
+        raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
+    if batch_size >= n:
+        return repeated(release, steps)
+    if sampling == "poisson":
+        return repeated(_dpe.PoissonSampledDpEvent(batch_size / n, release), steps)
+    return repeated(_dpe.SampledWithoutReplacementDpEvent(int(n), int(batch_size), release), steps)
 
 
 def repeated(event: _dpe.DpEvent, count: int) -> _dpe.DpEvent:
