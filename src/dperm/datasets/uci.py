@@ -33,7 +33,7 @@ from sklearn.utils import Bunch
 
 __all__ = ["load_adult", "load_bank", "load_credit_card", "load_wine", "load_bike", "load", "DATASETS", "describe"]
 
-# sha256 of the uncompressed files (shared/datasets/README.md)
+# sha256 of the uncompressed files (src/dperm/datasets/data/README.md)
 _SHA256 = {
     "bank-full.csv.gz": "d1513ec63b385506f7cfce9f2c5caa9fe99e7ba4e8c3fa264b3aaf0f849ed32d",
     "adult.data.gz": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
