@@ -59,8 +59,8 @@ Targets (issue): each full-batch method at most 3x scikit-learn's time; dp_svrg 
 dp_sgd with the same budget. A timing target is checked in every (dataset, epsilon, mu)
 cell that ran; the summary shows the worst ratio. The risk target is checked against
 dperm's default dp_sgd (mini-batches of sqrt(n), PLD-calibrated) and, with
-``--paper-dp-sgd``, against dp_sgd run with seed 002's own schedule (one example per
-step, T = n^2, eta_t = 1/(mu t)), the DP-SGD of seed 000's Table 1: one run, about 50
+``--paper-dp-sgd``, against dp_sgd run with Bassily, Smith, Thakurta's own schedule (one example per
+step, T = n^2, eta_t = 1/(mu t)), the DP-SGD of Wang, Ye, Xu's Table 1: one run, about 50
 minutes on ADULT.
 """
 
@@ -108,8 +108,8 @@ FULL_BATCH = ("output_perturbation", "gd_output_perturbation", "objective_pertur
 BALL = ("dp_accmd", "dp_fw_l2")  # run over the L2 ball of radius ceil(||w_hat||)
 PURE_DP = ("exponential_mechanism", "localization")
 FULL_BATCH_TARGET, SVRG_TARGET, RISK_TARGET = 3.0, 5.0, 10.0
-# dp_sgd with seed 002's own schedule (one example per step, T = n^2 steps, eta_t = 1/(mu t)):
-# the DP-SGD of seed 000's Table 1, which its "near optimal, faster" claim is measured against.
+# dp_sgd with Bassily, Smith, Thakurta's own schedule (one example per step, T = n^2 steps, eta_t = 1/(mu t)):
+# the DP-SGD of Wang, Ye, Xu's Table 1, which its "near optimal, faster" claim is measured against.
 # About 3 microseconds a step: ~50 minutes per run on ADULT, so only with --paper-dp-sgd,
 # and only in the cell of the risk target (ADULT, mu = 0.1, eps = 1).
 PAPER_SGD = "dp_sgd_paper"
@@ -331,7 +331,7 @@ def main() -> None:
     parser.add_argument("--algorithms", nargs="+", choices=ALGORITHMS, default=list(ALGORITHMS))
     parser.add_argument("--quick", action="store_true", help="ADULT only, 1 repeat")
     parser.add_argument("--paper-dp-sgd", action="store_true",
-                        help="also run dp_sgd with seed 002's schedule (batch 1, T = n^2) once, in the cell of "
+                        help="also run dp_sgd with Bassily, Smith, Thakurta's schedule (batch 1, T = n^2) once, in the cell of "
                              "the risk target (ADULT, mu=0.1, eps=1): about 50 minutes")
     args = parser.parse_args()
     if args.quick:

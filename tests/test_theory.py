@@ -287,7 +287,7 @@ def test_convex_lower_bounds_below_upper_bounds(point):
     accmd = dict(n=point["n"], epsilon=point["epsilon"], delta=DELTA, gaussian_width=math.sqrt(point["d"]))
     assert low <= th.dp_accmd_excess_risk_bound(**accmd)
     # Skipped: DP-GD (Thm 6.3) and RRPSGD (Thm 5) bound the gradient norm of non-convex
-    # losses, for which seed 000 Remark 6.1 says no lower bound is known; DP-GLD, DP-FW
+    # losses, for which Wang, Ye, Xu 2017 Remark 6.1 says no lower bound is known; DP-GLD, DP-FW
     # and the SOSP bounds omit their constants (A, lambda, L, M, C_sigma, ...) and FW bounds
     # the population risk of specific models, so no comparison is meaningful.
 

@@ -10,15 +10,15 @@ Measures
 - :func:`smallest_hessian_eigenvalue`: ``lambda_min(grad^2 F(w))`` (second-order
   stationarity), dense for small d, Lanczos on Hessian-vector products otherwise.
 - :func:`excess_risk`: ``F(w) - F(w_hat)`` against a high-precision reference solution.
-- :func:`is_second_order_stationary`: the alpha-SOSP test of seed 004 Definition 9,
+- :func:`is_second_order_stationary`: the alpha-SOSP test of Wang, Chen, Xu 2019 Definition 9,
   ``||grad F(w)|| <= alpha`` and ``lambda_min >= -sqrt(rho alpha)``.
 - :func:`frank_wolfe_gap`: ``max_{v in C} <grad F(w), w - v>``, the first-order measure of
-  the constrained case (seed 004 Definition 10, condition 1).
+  the constrained case (Wang, Chen, Xu 2019 Definition 10, condition 1).
 
 References
 ----------
 .. [1] Wang, Chen, Xu. Differentially private empirical risk minimization with
-   non-convex loss functions. ICML 2019 (seed 004), Definitions 9 and 10.
+   non-convex loss functions. ICML 2019, Definitions 9 and 10.
 .. [2] Agarwal, Allen-Zhu, Bullins, Hazan, Ma. Finding approximate local minima faster
    than gradient descent. STOC 2017 (the alpha-SOSP definition).
 """
@@ -147,7 +147,7 @@ def excess_risk(problem, w, reference=None) -> float:
 
 
 def is_second_order_stationary(problem, w, alpha: float, rho: float | None = None, **kwargs) -> bool:
-    """Whether ``w`` is an alpha-second-order stationary point (seed 004 Definition 9).
+    """Whether ``w`` is an alpha-second-order stationary point (Wang, Chen, Xu 2019 Definition 9).
 
     ``||grad F(w)||_2 <= alpha`` and ``lambda_min(grad^2 F(w)) >= -sqrt(rho alpha)``.
 
@@ -184,7 +184,7 @@ def frank_wolfe_gap(problem, w) -> float:
     """The Frank-Wolfe gap ``max_{v in C} <grad F(w), w - v>`` over the problem's C.
 
     It is >= 0 for ``w`` in C, and 0 exactly at first-order stationary points of F over
-    C (seed 004 Definition 10, condition 1, reads ``gap <= alpha``).
+    C (Wang, Chen, Xu 2019 Definition 10, condition 1, reads ``gap <= alpha``).
 
     Parameters
     ----------

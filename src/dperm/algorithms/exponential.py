@@ -1,6 +1,6 @@
 """Exponential-mechanism sampling over a finite net of C, and localization.
 
-Bassily, Smith, Thakurta 2014 (seed 002), Algorithm 2 samples w from C with density
+Bassily, Smith, Thakurta 2014, Algorithm 2 samples w from C with density
 proportional to ``exp(-eps n F(w) / (2 L ||C||))``. A continuous sampler (their
 Algorithm 7, a random walk) is only approximately exact; dperm samples *exactly* from
 the same weights restricted to a finite, data-independent alpha-net of C, by Gumbel-max.
@@ -151,7 +151,7 @@ def _sample_net(problem, budget_epsilon, net, centre, rng):
 
 
 def _default_alpha(n: int, d: int, epsilon: float, diameter: float) -> float:
-    """Seed 002 Theorem 3.2: excess risk O(d L ||C|| / (eps n)); a net of resolution
+    """Bassily, Smith, Thakurta 2014 Theorem 3.2: excess risk O(d L ||C|| / (eps n)); a net of resolution
     ``alpha = d ||C|| / (eps n)`` adds at most ``L alpha``, the same order."""
     return d * diameter / (epsilon * n)
 
@@ -171,7 +171,7 @@ def _check_net(radius, alpha, d, max_points, n, epsilon, diameter_of):
     "exponential_mechanism",
     setting="convex, Lipschitz, bounded C, small d",
     guarantee="epsilon",
-    source="seed 002 Alg. 2",
+    source="Bassily, Smith, Thakurta 2014 Alg. 2",
     paper="Bassily, Smith, Thakurta 2014",
     requires=("convex", "lipschitz", "bounded_domain", "pure_dp", "margin_loss"),
     gradient_complexity="n d |net| loss evaluations, |net| ~ (eps n / sqrt d)^d",
@@ -187,7 +187,7 @@ def exponential_mechanism(
     alpha: float | None = None,
     max_points: float = 2e6,
 ) -> PrivateFit:
-    """Exponential sampling based convex optimization (seed 002, Algorithm 2), exact.
+    """Exponential sampling based convex optimization (Bassily, Smith, Thakurta 2014, Algorithm 2), exact.
 
     Parameters
     ----------
@@ -203,7 +203,7 @@ def exponential_mechanism(
 
     References
     ----------
-    Bassily, Smith, Thakurta 2014 (seed 002), Algorithm 2 and Theorems 3.1-3.2;
+    Bassily, Smith, Thakurta 2014, Algorithm 2 and Theorems 3.1-3.2;
     McSherry & Talwar 2007.
     """
     rng = start("exponential_mechanism", problem, budget, rng)
@@ -238,7 +238,7 @@ def _draw_parameter(candidates: int, budget: PrivacyBudget, label: str):
     "localization",
     setting="strongly convex, Lipschitz, small d",
     guarantee="epsilon",
-    source="seed 002 Alg. 3 + 4",
+    source="Bassily, Smith, Thakurta 2014 Alg. 3 + 4",
     paper="Bassily, Smith, Thakurta 2014",
     requires=("convex", "strongly_convex", "lipschitz", "smooth", "pure_dp", "margin_loss"),
     gradient_complexity="a non-private solve, then n d |net| loss evaluations",
@@ -253,7 +253,7 @@ def localization(
     alpha: float | None = None,
     max_points: float = 2e6,
 ) -> PrivateFit:
-    """Localization (seed 002, Algorithm 4 with Algorithm 3 as the localization step).
+    """Localization (Bassily, Smith, Thakurta 2014, Algorithm 4 with Algorithm 3 as the localization step).
 
     1. Output perturbation with epsilon/2: ``w0 = w_hat + z``, z L2-Laplace with
        sensitivity ``2 L / (n mu)`` (plus ``2 g_tol / mu`` for the certified
@@ -269,14 +269,14 @@ def localization(
     Parameters
     ----------
     failure_probability : float, optional
-        Chance that the ball misses the minimizer; default 1/n (seed 002 takes a
+        Chance that the ball misses the minimizer; default 1/n (Bassily, Smith, Thakurta 2014 takes a
         polynomially small failure probability).
     alpha : float, optional
         Net resolution; default ``d (2 r) / (eps/2 n)`` (Theorem 3.2 on C0).
 
     References
     ----------
-    Bassily, Smith, Thakurta 2014 (seed 002), Algorithms 3-4, Theorem 4.3.
+    Bassily, Smith, Thakurta 2014, Algorithms 3-4, Theorem 4.3.
     """
     from .output_perturbation import output_perturbation
 

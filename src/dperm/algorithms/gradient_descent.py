@@ -51,7 +51,7 @@ def noisy_gradient_steps(problem: ERMProblem, noise, w0, step_sizes, rng, domain
     "noisy_gd",
     setting="convex, Lipschitz, bounded C",
     guarantee="(epsilon, delta)",
-    source="seed 001 (noisy projected gradient descent); seed 002 note (2)",
+    source="Nikolov's lecture notes on private ERM (noisy projected gradient descent); Bassily, Smith, Thakurta 2014 note (2)",
     paper="lecture notes on private logistic regression; Bassily, Smith, Thakurta 2014",
     requires=("convex", "lipschitz", "bounded_domain", "approximate_dp"),
     gradient_complexity="n T, T = n^2 mu_GDP^2 / (4 d) (capped by max_steps)",
@@ -69,7 +69,7 @@ def noisy_gd(
     max_steps: int = 1000,
     init=None,
 ) -> PrivateFit:
-    """Noisy projected gradient descent with the averaged iterate (seed 001).
+    """Noisy projected gradient descent with the averaged iterate.
 
     ``theta_t = Pi_C(theta_{t-1} - eta (grad F(theta_{t-1}) + w_t))``, output
     ``(1/T) sum_{t=0}^{T-1} theta_t``, with ``w_t ~ N(0, sigma^2 I)`` and sigma from the
@@ -85,21 +85,21 @@ def noisy_gd(
         (epsilon, delta) with delta > 0.
     steps : int, optional
         Default ``T = ceil(n^2 mu^2 / (4 d))`` where mu is the Gaussian-DP parameter of
-        the budget: beyond it the optimization term ``R B / sqrt(T)`` of seed 001
+        the budget: beyond it the optimization term ``R B / sqrt(T)`` of Nikolov's lecture notes on private ERM
         Theorem 1 falls below the noise term ``R C sigma sqrt(d) / n``; capped by
         ``max_steps`` (the theorem's T is reported in ``info``).
     step_size : float, optional
-        Default ``eta = R / (B sqrt(T))`` (seed 001 Theorem 1) with R the radius of C and
+        Default ``eta = R / (B sqrt(T))`` (Nikolov's lecture notes on private ERM Theorem 1) with R the radius of C and
         ``B^2 = G^2 + d sigma^2`` bounding E||noisy gradient||^2, G the gradient bound
         ``L + l2 R``.
     max_steps : int
         Cap on the default T.
     init : array-like, optional
-        Public starting point (default 0, as in seed 001).
+        Public starting point (default 0, as in Nikolov's lecture notes on private ERM).
 
     References
     ----------
-    Seed 001, "noisy gradient descent" and Theorem 1; Dong, Roth, Su 2019 (Gaussian DP).
+    Nikolov's lecture notes on private ERM, "noisy gradient descent" and Theorem 1; Dong, Roth, Su 2019 (Gaussian DP).
     """
     rng = start("noisy_gd", problem, budget, rng)
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz

@@ -174,7 +174,7 @@ def _newton_polish(value_and_gradient, hessp, w, tolerance, max_iter=30, hessian
     "objective_perturbation",
     setting="convex GLM loss with bounded curvature, smooth regularizer, unconstrained",
     guarantee="epsilon or (epsilon, delta)",
-    source="Chaudhuri et al. 2011 / Kifer et al. 2012; baseline of seeds 000 and 003",
+    source="Chaudhuri et al. 2011 / Kifer et al. 2012; baseline of Wang, Ye, Xu 2017 and Zhang, Zheng, Mou, Wang 2017",
     paper="Kifer, Smith, Thakurta 2012; Iyengar et al. 2019 (AMP)",
     requires=("convex", "smooth", "lipschitz", "smooth_regularizer", "unconstrained", "margin_loss"),
     gradient_complexity="a non-private solve of the perturbed objective (Newton-CG)",

@@ -136,7 +136,7 @@ def output_perturbation(
 
     References
     ----------
-    Seed 002 (Bassily, Smith, Thakurta 2014), Algorithm 3 step 1; Chaudhuri et al.
+    Bassily, Smith, Thakurta 2014, Algorithm 3 step 1; Chaudhuri et al.
     2011; the approximate-minimizer correction follows the remark of ALGORITHMS.md.
     """
     secure = rng is None  # the production path: floating-point-safe noise from the OS
@@ -200,7 +200,7 @@ def gradient_descent(problem: ERMProblem, step_size: float, steps: int, w0: np.n
 
 
 def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) -> int:
-    """T of seed 003 Theorems 2 and 3 (the Theta with constant 1)."""
+    """T of Zhang, Zheng, Mou, Wang 2017 Theorems 2 and 3 (the Theta with constant 1)."""
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     mu, beta = problem.strong_convexity, problem.smoothness
     eps = budget.epsilon
@@ -238,7 +238,7 @@ def gd_output_perturbation(
     radius: float | None = None,
     init=None,
 ) -> PrivateFit:
-    """Output-perturbation gradient descent (seed 003, Algorithm 1).
+    """Output-perturbation gradient descent (Zhang, Zheng, Mou, Wang 2017, Algorithm 1).
 
     Runs T steps of (proximal, projected) full gradient descent from a public w_0 and
     releases ``w_T + z``. The noise is calibrated to the exact sensitivity recursion of
@@ -271,8 +271,8 @@ def gd_output_perturbation(
 
     References
     ----------
-    Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives. IJCAI 2017
-    (seed 003), Algorithm 1, Lemmas 2-3, Theorems 2-3.
+    Zhang, Zheng, Mou, Wang. Efficient private ERM for smooth objectives. IJCAI 2017,
+    Algorithm 1, Lemmas 2-3, Theorems 2-3.
     """
     secure = rng is None  # the production path: floating-point-safe noise from the OS
     rng = start("gd_output_perturbation", problem, budget, rng)

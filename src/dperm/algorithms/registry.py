@@ -85,7 +85,7 @@ class AlgorithmInfo:
     fit: Callable
     setting: str  # "convex", "strongly convex", "non-convex"
     guarantee: str  # "epsilon", "(epsilon, delta)", "epsilon or (epsilon, delta)"
-    source: str  # e.g. "seed 003 Alg. 1"
+    source: str  # e.g. "Zhang, Zheng, Mou, Wang 2017 Alg. 1"
     paper: str
     requires: tuple[str, ...] = ()
     gradient_complexity: str = ""

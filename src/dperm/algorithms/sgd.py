@@ -92,7 +92,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     "dp_sgd",
     setting="convex (or strongly convex), Lipschitz, bounded C",
     guarantee="(epsilon, delta)",
-    source="seed 002 Alg. 1",
+    source="Bassily, Smith, Thakurta 2014 Alg. 1",
     paper="Bassily, Smith, Thakurta 2014",
     requires=("convex", "lipschitz", "bounded_domain", "approximate_dp", "compiled_loss"),
     gradient_complexity="b T; the paper's schedule is b = 1, T = n^2",
@@ -110,7 +110,7 @@ def dp_sgd(
     output: str = "last",
     init=None,
 ) -> PrivateFit:
-    """Differentially private SGD (seed 002, Algorithm 1), mini-batch by default.
+    """Differentially private SGD (Bassily, Smith, Thakurta 2014, Algorithm 1), mini-batch by default.
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ def dp_sgd(
         under replace-one both have the same per-step privacy-loss pair and are accounted
         by the same PLD (tight). The event always matches the sampling that runs.
     step_size : "theorem" or float
-        "theorem" (seed 002 Theorem 2.4): ``eta_t = 1 / (mu t)`` when F is mu-strongly
+        "theorem" (Bassily, Smith, Thakurta 2014 Theorem 2.4): ``eta_t = 1 / (mu t)`` when F is mu-strongly
         convex, else ``eta_t = ||C|| / (G sqrt t)`` with ||C|| the diameter of C and
         ``G = sqrt((L + l2 R)^2 + d (sigma / b)^2)``. A float gives a constant step.
     output : {"last", "average"}
@@ -151,7 +151,7 @@ def dp_sgd(
     References
     ----------
     Bassily, Smith, Thakurta. Private empirical risk minimization: efficient algorithms
-    and tight error bounds. FOCS 2014 (seed 002), Algorithm 1, Theorems 2.1 and 2.4.
+    and tight error bounds. FOCS 2014, Algorithm 1, Theorems 2.1 and 2.4.
     """
     rng = start("dp_sgd", problem, budget, rng)
     if sampling not in ("without_replacement", "poisson"):

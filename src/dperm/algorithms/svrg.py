@@ -89,7 +89,7 @@ def prox_svrg_inner_steps(step_size: float, mu: float, beta: float, rate: float 
                           variance_factor: float = 1.0) -> int:
     """Smallest m whose Prox-SVRG contraction factor (:func:`prox_svrg_rate`) is <= rate.
 
-    Seed 000's inequality (4) has 8 in place of 4 and asks for ``< 1/2``; as printed it
+    Wang, Ye, Xu's inequality (4) has 8 in place of 4 and asks for ``< 1/2``; as printed it
     cannot hold for any m when ``eta = 1/(12 beta)`` (its second term exceeds 2), so the
     Prox-SVRG condition it is derived from is used.
     """
@@ -346,7 +346,7 @@ def dp_svrg_plan(problem: ERMProblem, budget: PrivacyBudget, *, step_size=None, 
     "dp_svrg",
     setting="strongly convex F (prox for l1 / l2 / elastic net), smooth convex loss",
     guarantee="(epsilon, delta)",
-    source="seed 000 Alg. 1 (accountable variant)",
+    source="Wang, Ye, Xu 2017 Alg. 1 (accountable variant)",
     paper="Wang, Ye, Xu 2017",
     requires=("convex", "smooth", "lipschitz", "strongly_convex", "approximate_dp", "compiled_loss"),
     gradient_complexity="O((n + beta/mu) log(n eps / d))",
@@ -369,7 +369,7 @@ def dp_svrg(
     snapshot_schedule: str = "geometric",
     init=None,
 ) -> PrivateFit:
-    """DP-SVRG (seed 000, Algorithm 1) for a mu-strongly convex ``F + r``.
+    """DP-SVRG (Wang, Ye, Xu 2017, Algorithm 1) for a mu-strongly convex ``F + r``.
 
     Parameters
     ----------
@@ -437,7 +437,7 @@ def dp_svrg(
     References
     ----------
     Wang, Ye, Xu. Differentially private empirical risk minimization revisited: faster
-    and more general. NIPS 2017 (seed 000), Algorithm 1, Theorems 4.1-4.2; Xiao & Zhang,
+    and more general. NIPS 2017, Algorithm 1, Theorems 4.1-4.2; Xiao & Zhang,
     A proximal stochastic gradient method with progressive variance reduction, 2014.
     """
     rng = start("dp_svrg", problem, budget, rng)
@@ -462,7 +462,7 @@ def dp_svrg(
     "dp_svrg_pp",
     setting="convex (not necessarily strongly convex), smooth; prox for l1 / l2 / elastic net",
     guarantee="(epsilon, delta)",
-    source="seed 000 Alg. 2 (accountable variant)",
+    source="Wang, Ye, Xu 2017 Alg. 2 (accountable variant)",
     paper="Wang, Ye, Xu 2017",
     requires=("convex", "smooth", "lipschitz", "approximate_dp", "compiled_loss"),
     gradient_complexity="O(n log(n eps / sqrt(d)) + n beta / sqrt(d))",
@@ -482,7 +482,7 @@ def dp_svrg_pp(
     snapshot_schedule: str = "geometric",
     init=None,
 ) -> PrivateFit:
-    """DP-SVRG++ (seed 000, Algorithm 2) for a convex, not necessarily strongly convex F.
+    """DP-SVRG++ (Wang, Ye, Xu 2017, Algorithm 2) for a convex, not necessarily strongly convex F.
 
     Epoch s runs ``m_s = 2^s m`` inner steps starting from the last iterate of the
     previous epoch; the snapshot is the average of the previous epoch's iterates.
@@ -507,7 +507,7 @@ def dp_svrg_pp(
 
     References
     ----------
-    Wang, Ye, Xu 2017 (seed 000), Algorithm 2, Theorems 4.3-4.4; Allen-Zhu & Yuan,
+    Wang, Ye, Xu 2017, Algorithm 2, Theorems 4.3-4.4; Allen-Zhu & Yuan,
     Improved SVRG for non-strongly-convex or sum-of-non-convex objectives, 2016.
     """
     rng = start("dp_svrg_pp", problem, budget, rng)

@@ -1,4 +1,4 @@
-"""Loaders for the five UCI datasets of seed 003's experiments, shipped with the package.
+"""Loaders for the five UCI datasets of Zhang, Zheng, Mou, Wang's experiments, shipped with the package.
 
 Preprocessing (every step is a per-row map fixed in advance, so it leaks nothing about
 other rows; no statistic is learned from the data):

@@ -287,7 +287,7 @@ class SigmoidSquared(MarginLoss):
     ``link="sigmoid"`` (logistic) or ``"probit"`` (standard normal CDF); labels in
     ``[-label_bound, label_bound]`` (typically ``[0, 1]``). With ``B = 1 + label_bound``
     bounding ``|s - y|``: ``L_phi = 2 B sup s'``, ``beta_phi = 2 (sup s'^2 + B sup|s''|)``,
-    ``rho_phi = 2 (3 sup s' sup|s''| + B sup|s'''|)``. Seed 004, Section 5.
+    ``rho_phi = 2 (3 sup s' sup|s''| + B sup|s'''|)``. Wang, Chen, Xu 2019, Section 5.
     """
 
     link: str = "sigmoid"
@@ -348,7 +348,7 @@ class Biweight(MarginLoss):
 
     ``c**2/6 (1 - (1 - (r/c)**2)**3)`` for ``|r| <= c``, ``c**2/6`` beyond. Non-convex,
     bounded; ``L_phi = 16 c / (25 sqrt 5)`` (at ``|r| = c / sqrt 5``), ``beta_phi = 1``
-    (at ``r = 0``), ``rho_phi = 8 / c`` (at ``|r| = c``). Seed 004, Section 5.
+    (at ``r = 0``), ``rho_phi = 8 / c`` (at ``|r| = c``). Wang, Chen, Xu 2019, Section 5.
     """
 
     c: float = 4.685

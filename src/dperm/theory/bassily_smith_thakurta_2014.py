@@ -77,7 +77,7 @@ def bst14_noisy_sgd_strongly_convex_excess_risk_bound(
 
         L^2 d log(1/delta) log^2(n/delta) / (n^2 epsilon^2 mu)
 
-    Seed 003 Table 1 quotes it as ``O(d log^3(n/delta) / (n^2 epsilon^2))`` (mu, L
+    Zhang, Zheng, Mou, Wang 2017 Table 1 quotes it as ``O(d log^3(n/delta) / (n^2 epsilon^2))`` (mu, L
     constant; ``log(1/delta) <= log(n/delta)``). Note (2): same for noisy full-gradient GD.
 
     Parameters
@@ -146,7 +146,7 @@ def bst14_localization_excess_risk_bound(
     """Localization (BST14 Algorithm 4 over Algorithm 3 + 2), strongly convex, epsilon-DP.
 
     [BST14] Theorem 4.3, Table 1 "epsilon-DP, Lipschitz and strongly convex" upper
-    bound, divided by n. Order of magnitude, constant 1, log factor as stated (seed 003
+    bound, divided by n. Order of magnitude, constant 1, log factor as stated (Zhang, Zheng, Mou, Wang 2017
     Table 1 quotes it as ``O(log(n) d^2 / (n^2 epsilon^2))``)::
 
         L^2 d^2 log(n) / (n^2 epsilon^2 mu)
@@ -262,7 +262,7 @@ def bst14_lower_bound_convex(
     """Lower bound on the excess empirical risk of any DP algorithm, convex Lipschitz losses.
 
     [BST14] Section 5.1 and Table 1 (lower-bound columns), divided by n; the (epsilon,
-    delta) form is the one seed 000 quotes, ``Omega(min{1, sqrt(p)/(n eps)})``. Order of
+    delta) form is the one Wang, Ye, Xu 2017 quotes, ``Omega(min{1, sqrt(p)/(n eps)})``. Order of
     magnitude, constant 1, with the cap the paper states (every point of C has excess risk
     at most L ||C||)::
 
@@ -314,7 +314,7 @@ def bst14_lower_bound_strongly_convex(
 
     [BST14] Section 5.2 and Table 1 (lower-bound columns), divided by n and rescaled
     (``Delta -> Delta ||C|| / L``, times ``L ||C||``); the (epsilon, delta) form is the
-    one seed 000 quotes, ``Omega(min{1, p/(n^2 eps^2)})``. Order of magnitude, constant 1,
+    one Wang, Ye, Xu 2017 quotes, ``Omega(min{1, p/(n^2 eps^2)})``. Order of magnitude, constant 1,
     with the stated cap::
 
         epsilon-DP:           min(L ||C||, L^2 d^2 / (n^2 epsilon^2 mu))
@@ -354,8 +354,8 @@ def bst14_lower_bound_strongly_convex(
 def dp_sgd_gradient_complexity(n: float) -> float:
     """Gradient complexity of noisy SGD, [BST14] Algorithm 1: ``T = n^2`` single-example steps.
 
-    Also the "O(n^2)" of the gradient-perturbation rows of seed 000 Tables 1-2 and the
-    ``O(n^2 d)`` runtime of seed 003 Table 1.
+    Also the "O(n^2)" of the gradient-perturbation rows of Wang, Ye, Xu 2017 Tables 1-2 and the
+    ``O(n^2 d)`` runtime of Zhang, Zheng, Mou, Wang 2017 Table 1.
 
     Parameters
     ----------

@@ -258,7 +258,7 @@ def output_perturbation_excess_risk_bound(
 
     [ZZMW17] Theorem 2 in the limit T -> infinity, where gradient descent reaches w_hat:
     the optimisation term vanishes and Lemma 3's sensitivity holds for every T, so the
-    noise term alone remains. The same order (``kappa d / (n^2 eps^2)``) is what seed 000
+    noise term alone remains. The same order (``kappa d / (n^2 eps^2)``) is what Wang, Ye, Xu 2017
     compares DP-SVRG against for output perturbation. Order of magnitude, constant 1::
 
         epsilon-DP (delta = 0):  beta L^2 d^2           / (n^2 epsilon^2 mu^2)
