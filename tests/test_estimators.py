@@ -279,8 +279,6 @@ def test_estimators_release_nothing_data_dependent_but_the_model(solver):
         assert a.n_iter_.tolist() == [a.fits_[0].hyperparameters["steps"]]
     else:
         assert not hasattr(a, "n_iter_")
-    if "iterations" in dperm.PrivateFit.__dataclass_fields__:
-        pytest.xfail("PrivateFit still carries the solver's counts (removed from result.py under issue 12)")
     ra, rb = _released(a), _released(b)
     assert ra.keys() == rb.keys()
     for key in ra:
