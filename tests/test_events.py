@@ -294,3 +294,17 @@ def test_estimators_charge_an_accountant_and_grid_search_shares_it():
     with pytest.raises(BudgetExceededError, match="delta runs out"):
         dperm.DPLogisticRegression(epsilon=0.1, delta=1e-5, classes=[-1.0, 1.0], accountant=accountant).fit(X, y)
     assert len(accountant.events) == 2
+
+
+def test_repeat_and_select_goes_through_the_one_accountant():
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from dperm.model_selection import selection_event
+
+    event = selection_event(0.5, 8.0)
+    reference = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    reference.compose(event)
+    assert epsilon(event, 1e-5) == pytest.approx(reference.get_epsilon(1e-5), rel=1e-12)
+    with pytest.raises(ValueError, match="on its own"):
+        epsilon(ev.composed([event, ev.gaussian_release(1.0, 1.0)]), 1e-5)

@@ -98,15 +98,11 @@ def selection_event(run_epsilon: float, mean_runs: float):
 
 
 def selection_epsilon(run_epsilon: float, mean_runs: float, delta: float) -> float:
-    """epsilon(delta) of the search: dp-accounting's RDP accountant (replace-one) on
-    :func:`selection_event`. The one place the accounting is done, so that the library's
-    accountant can replace it."""
-    from dp_accounting import NeighboringRelation
-    from dp_accounting.rdp import rdp_privacy_accountant
+    """epsilon(delta) of the search: the one accountant on :func:`selection_event` (its
+    route for repeat-and-select: Renyi DP, replace-one)."""
+    from .privacy.accountant import epsilon
 
-    accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
-    accountant.compose(selection_event(run_epsilon, mean_runs))
-    return float(accountant.get_epsilon(delta))
+    return epsilon(selection_event(run_epsilon, mean_runs), delta)
 
 
 @functools.lru_cache(maxsize=64)  # ~14 accountant calls; searches repeat with the same budget

@@ -12,7 +12,9 @@ Routes (each a valid upper bound; where several apply the smallest is returned):
 - pure releases (L2-Laplace, exponential mechanism): basic composition, and with
   delta > 0 advanced composition, zCDP and the PLD of the randomized-response pair;
 - an :class:`~dperm.privacy.events.ApproximateDpRelease` (a mechanism known only by one
-  (epsilon, delta) guarantee) composes by basic composition with the rest.
+  (epsilon, delta) guarantee) composes by basic composition with the rest;
+- repeat-and-select of pure runs (``RepeatAndSelectDpEvent`` of a randomized-response
+  event, Papernot and Steinke 2022): dp-accounting's RDP accountant, its one route.
 
 ``calibrate(make_event, budget)`` finds the smallest noise level x at which
 ``make_event(x)`` is certified within the budget: in closed form where the event is a
@@ -60,13 +62,16 @@ class _Flat:
     pure: list = field(default_factory=list)  # (epsilon, count, bounded range)
     approximate: list = field(default_factory=list)  # (epsilon, delta), basic composition
     secure_releases: int = 0  # Gaussian releases by the floating-point-safe sampler
+    renyi_only: list = field(default_factory=list)  # events with an RDP route only (repeat-and-select)
 
     def without_approximate(self) -> "_Flat":
-        return _Flat(self.gaussian_mu2, list(self.sampled), list(self.pure), [], self.secure_releases)
+        return _Flat(self.gaussian_mu2, list(self.sampled), list(self.pure), [], self.secure_releases,
+                     list(self.renyi_only))
 
     @property
     def empty(self) -> bool:
-        return self.gaussian_mu2 == 0 and not self.sampled and not self.pure and not self.approximate
+        return (self.gaussian_mu2 == 0 and not self.sampled and not self.pure and not self.approximate
+                and not self.renyi_only)
 
     def full_batch_mu2(self) -> float:
         """mu^2 of the Gaussian releases with amplification by sampling ignored."""
@@ -110,6 +115,11 @@ def _flatten(event, flat: _Flat, count: int) -> None:
         flat.pure.append((event.epsilon, count, False))
     elif isinstance(event, ev.ExponentialMechanismRelease):
         flat.pure.append((event.epsilon, count, True))
+    elif isinstance(event, _dpe.RepeatAndSelectDpEvent):
+        if not isinstance(event.event, _dpe.RandomizedResponseDpEvent):
+            raise UnsupportedEventError("repeat-and-select is accounted for randomized-response runs (the dominating "
+                                        "pair of a pure epsilon-DP run)")
+        flat.renyi_only.extend([event] * count)
     elif isinstance(event, (ev.ApproximateDpRelease, ev.ObjectivePerturbationRelease)):
         flat.approximate.append((count * event.epsilon, count * event.delta))
     else:
@@ -137,14 +147,31 @@ def _step_scale(flat: _Flat) -> tuple[float | None, int | None]:
     return (min(step_gdp_mu(q, r) for r, _, q in flat.sampled), max(steps for _, steps, _ in flat.sampled))
 
 
+def _renyi_epsilon(events, delta: float) -> float:
+    """Repeat-and-select (Papernot and Steinke 2022) has a Renyi-DP route only:
+    dp-accounting's RDP accountant, replace-one (randomized response is defined for it)."""
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    for event in events:
+        accountant.compose(event)
+    return float(accountant.get_epsilon(delta))
+
+
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
+    if flat.renyi_only:
+        rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
+        if not rest.empty:
+            raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
+        return _renyi_epsilon(flat.renyi_only, delta) if delta > 0 else math.inf
     if flat.secure_releases:
         # The secure sampler's releases are within e^(+-tau) of post-processed Gaussians
         # (dperm.privacy.secure_release): certify at delta e^(-T tau), add 2 T tau.
         from .secure_release import TAU_PER_RELEASE
 
         tau = flat.secure_releases * TAU_PER_RELEASE
-        plain = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, 0)
+        plain = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, 0, flat.renyi_only)
         return math.nextafter(_epsilon(plain, math.nextafter(delta, 0.0), grid) + 2.0 * tau, math.inf)
     if flat.approximate:
         eps_a = sum(e for e, _ in flat.approximate)
