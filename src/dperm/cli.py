@@ -554,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dperm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = _sub(sub, "demo", "private learners x epsilons on the embedded ADULT data (about 16 min on 2 cores)",
+    demo = _sub(sub, "demo", "private learners x epsilons on the embedded ADULT data (about 1.5 min on 2 cores)",
                 "Fit several private learners at several epsilons on ADULT (logistic loss, l2 "
                 "regularizer); print excess empirical risk, test accuracy and seconds next to the "
                 "non-private optimum; write demo.csv and demo.png.")
