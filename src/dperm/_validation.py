@@ -82,8 +82,9 @@ def check_matrix(X, *, name: str = "X", min_rows: int = 1) -> np.ndarray | sp.cs
     return X
 
 
-def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
-    """A finite 1-D float64 vector of length ``n``."""
+def label_vector(y, n: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
+    """``y`` (array-like, pandas) as a 1-D NumPy vector of length ``n`` (a column vector is
+    flattened), float64 when ``numeric``; a clear error otherwise. No finiteness check."""
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
     y = np.asarray(y)
@@ -93,10 +94,17 @@ def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must be 1-D of length {n}, got shape {y.shape}")
     if y.shape[0] != n:
         raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} rows")
+    if not numeric:
+        return y
     try:
-        y = y.astype(np.float64)
+        return y.astype(np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be numeric: {exc}") from None
+
+
+def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
+    """A finite 1-D float64 vector of length ``n``."""
+    y = label_vector(y, n, name=name)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return y

@@ -33,7 +33,6 @@ from ..privacy.mechanisms import calibrate_and_charge
 from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
 from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
-from ..problem.reference import solve_reference
 from ..result import PrivateFit
 from . import _kernels
 from ._common import start
@@ -282,7 +281,6 @@ def localization(
 
     rng = start("localization", problem, budget, rng)
     n, d = problem.n_samples, problem.n_features
-    mu, L = problem.strong_convexity, problem.lipschitz
     failure = 1.0 / n if failure_probability is None else float(failure_probability)
     if not 0.0 < failure < 1.0:
         raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability}")

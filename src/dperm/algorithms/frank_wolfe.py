@@ -272,7 +272,7 @@ def dp_fw_l2(
     R = _require_constraint("dp_fw_l2", source, problem, L2Ball, "('l2_ball', R)")
     rng = start("dp_fw_l2", problem, budget, rng)
     output = _check_output(output)
-    n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
+    d, L = problem.n_features, problem.lipschitz
     w0 = initial_point(problem, init)
     theorem_T = dp_fw_l2_default_steps(problem, budget, w0)
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)

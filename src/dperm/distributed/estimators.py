@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import label_vector
 from .inputs import as_dask_features, is_dask_collection
 
 __all__ = ["validate", "augment"]
@@ -37,14 +38,7 @@ def _gather_labels(y, n: int) -> np.ndarray:
     length n; Dask labels are computed."""
     if is_dask_collection(y):
         y = y.compute()
-    y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D of length {n}, got shape {y.shape}")
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-    return y
+    return label_vector(y, n, numeric=False)
 
 
 def _append_column(block, scaling):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import label_vector
+
 __all__ = ["is_dask_collection", "as_dask_xy", "as_dask_features"]
 
 
@@ -129,19 +131,7 @@ def _as_dask_labels(da, y, X):
     if _is_series(y):
         y = y.to_dask_array(lengths=True)
     elif not isinstance(y, da.Array):
-        if hasattr(y, "to_numpy"):
-            y = y.to_numpy()
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D of length {n}, got shape {y.shape}")
-        if y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"y must be numeric: {exc}") from None
+        y = label_vector(y, n)
         # Persisted once: a graph holding the array itself would ship it on every pass.
         return da.from_array(y, chunks=(X.chunks[0],)).persist()
     if y.ndim == 2 and y.shape[1] == 1:

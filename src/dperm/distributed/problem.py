@@ -23,7 +23,6 @@ import numpy as np
 import scipy.sparse as sp
 
 import copy
-import math
 
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
@@ -87,16 +86,7 @@ class DaskERMProblem(ERMProblem):
         self.constraint = make_constraint(constraint)
         self.data_norm = check_positive("data_norm", data_norm)
         self.label_bound = check_positive("label_bound", label_bound)
-        s = float(intercept_scaling)
-        if not math.isfinite(s):
-            raise ValueError(f"intercept_scaling must be finite, got {intercept_scaling}")
-        if abs(s) >= self.data_norm:
-            raise ValueError(
-                f"intercept_scaling={s:g} must be below data_norm={self.data_norm:g}: data_norm bounds the "
-                "norm of the whole row (x_i, intercept_scaling)"
-            )
-        self.intercept_scaling = s
-        self.feature_norm = math.sqrt((self.data_norm - abs(s)) * (self.data_norm + abs(s))) if s else self.data_norm
+        self._set_intercept(intercept_scaling)
         X, y = as_dask_xy(X, y)
         if X.shape[0] < 2:
             raise ValueError(f"X has {X.shape[0]} row(s); at least 2 are required")
@@ -104,7 +94,7 @@ class DaskERMProblem(ERMProblem):
             raise ValueError("X has 0 features; at least 1 is required")
         self._features, self.y = X, y
         self.n_samples = int(X.shape[0])
-        self.n_features = int(X.shape[1]) + (1 if s else 0)
+        self.n_features = int(X.shape[1]) + (1 if self.intercept_scaling else 0)
         self._compute_dtype = X.dtype
         self._clip, self._label_clip = self._check_blocks()
         self.constants = self._constants()

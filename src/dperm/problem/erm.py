@@ -168,25 +168,14 @@ class ERMProblem:
                     stacklevel=2,
                 )
                 y = np.clip(y, -self.label_bound, self.label_bound)
-        s = float(intercept_scaling)
-        if not math.isfinite(s):
-            raise ValueError(f"intercept_scaling must be finite, got {intercept_scaling}")
-        if abs(s) >= self.data_norm:
-            raise ValueError(
-                f"intercept_scaling={s:g} must be below data_norm={self.data_norm:g}: data_norm bounds the "
-                "norm of the whole row (x_i, intercept_scaling)"
-            )
-        self.intercept_scaling = s
-        # The rows the model sees are (x_i, s): ||x_i||^2 + s^2 <= data_norm^2 asks for
-        # ||x_i|| <= sqrt(data_norm^2 - s^2), computed as a product for accuracy.
-        self.feature_norm = math.sqrt((self.data_norm - abs(s)) * (self.data_norm + abs(s))) if s else self.data_norm
+        self._set_intercept(intercept_scaling)
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
         self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
         self._features = X
         self.y = y
         self.n_samples = X.shape[0]
-        self.n_features = X.shape[1] + (1 if s else 0)
+        self.n_features = X.shape[1] + (1 if self.intercept_scaling else 0)
         self._compute_dtype = X.dtype
         self.constants = self._constants()
 
@@ -213,6 +202,21 @@ class ERMProblem:
             hessian_lipschitz=self.loss.hessian_lipschitz(margin_bound, self.label_bound) * R**3,
             margin_bound=margin_bound,
         )
+
+    def _set_intercept(self, intercept_scaling) -> None:
+        """Validate the constant intercept column s and set ``feature_norm``: the rows the
+        model sees are (x_i, s), and ||x_i||^2 + s^2 <= data_norm^2 asks for
+        ||x_i|| <= sqrt(data_norm^2 - s^2) (computed as a product for accuracy)."""
+        s = float(intercept_scaling)
+        if not math.isfinite(s):
+            raise ValueError(f"intercept_scaling must be finite, got {intercept_scaling}")
+        if abs(s) >= self.data_norm:
+            raise ValueError(
+                f"intercept_scaling={s:g} must be below data_norm={self.data_norm:g}: data_norm bounds the "
+                "norm of the whole row (x_i, intercept_scaling)"
+            )
+        self.intercept_scaling = s
+        self.feature_norm = math.sqrt((self.data_norm - abs(s)) * (self.data_norm + abs(s))) if s else self.data_norm
 
     @property
     def lipschitz(self) -> float:

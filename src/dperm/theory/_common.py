@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .._validation import check_positive
 

@@ -4,13 +4,8 @@ See :mod:`dperm.theory` for the conventions."""
 
 from __future__ import annotations
 
-import inspect
 import math
-import numbers
-from dataclasses import dataclass
-from typing import Any, Callable
 
-from .._validation import check_positive
 from ._common import _at_least_one, _d, _delta, _lg, _n, _pos, _probability, _strong_convexity  # noqa: F401
 
 __all__ = ['bst14_noisy_sgd_convex_excess_risk_bound', 'bst14_noisy_sgd_strongly_convex_excess_risk_bound', 'bst14_exponential_mechanism_excess_risk_bound', 'bst14_localization_excess_risk_bound', 'bst14_objective_perturbation_convex_excess_risk_bound', 'bst14_objective_perturbation_strongly_convex_excess_risk_bound', 'bst14_lower_bound_convex', 'bst14_lower_bound_strongly_convex', 'dp_sgd_gradient_complexity', 'noisy_gd_gradient_complexity']

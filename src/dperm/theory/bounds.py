@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Any, Callable
 

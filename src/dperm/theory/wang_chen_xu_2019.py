@@ -4,13 +4,8 @@ See :mod:`dperm.theory` for the conventions."""
 
 from __future__ import annotations
 
-import inspect
 import math
-import numbers
-from dataclasses import dataclass
-from typing import Any, Callable
 
-from .._validation import check_positive
 from ._common import _at_least_one, _d, _delta, _lg, _n, _pos, _probability, _strong_convexity  # noqa: F401
 
 __all__ = ['dp_gld_excess_risk_bound', 'dp_gld_gradient_complexity', 'dp_fw_l2_population_risk_bound', 'dp_fw_l1_population_risk_bound', 'dp_gd_sosp_sample_complexity', 'dp_gd_sosp_accuracy_bound', 'dp_sosp_sample_complexity', 'dp_sosp_accuracy_bound', 'dp_sosp_constrained_sample_complexity']

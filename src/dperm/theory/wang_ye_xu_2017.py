@@ -4,13 +4,8 @@ See :mod:`dperm.theory` for the conventions."""
 
 from __future__ import annotations
 
-import inspect
 import math
-import numbers
-from dataclasses import dataclass
-from typing import Any, Callable
 
-from .._validation import check_positive
 from ._common import _at_least_one, _d, _delta, _lg, _n, _pos, _probability, _strong_convexity  # noqa: F401
 
 __all__ = ['dp_svrg_excess_risk_bound', 'dp_svrg_gradient_complexity', 'dp_svrg_pp_excess_risk_bound', 'dp_svrg_pp_gradient_complexity', 'dp_accmd_excess_risk_bound', 'dp_accmd_gradient_complexity', 'dp_gd_pl_excess_risk_bound', 'dp_gd_pl_gradient_complexity', 'dp_gd_nonconvex_gradient_norm_bound', 'dp_gd_nonconvex_gradient_complexity']

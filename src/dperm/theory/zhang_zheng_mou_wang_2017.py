@@ -4,11 +4,7 @@ See :mod:`dperm.theory` for the conventions."""
 
 from __future__ import annotations
 
-import inspect
 import math
-import numbers
-from dataclasses import dataclass
-from typing import Any, Callable
 
 from .._validation import check_positive
 from ._common import _at_least_one, _d, _delta, _lg, _n, _pos, _probability, _strong_convexity  # noqa: F401
