@@ -308,3 +308,18 @@ def test_repeat_and_select_goes_through_the_one_accountant():
     assert epsilon(event, 1e-5) == pytest.approx(reference.get_epsilon(1e-5), rel=1e-12)
     with pytest.raises(ValueError, match="on its own"):
         epsilon(ev.composed([event, ev.gaussian_release(1.0, 1.0)]), 1e-5)
+
+
+def test_a_calibration_cache_hit_is_only_taken_for_the_certified_event():
+    from dperm.privacy.accountant import clear_cache
+
+    clear_cache()
+    budget = PrivacyBudget(1.0, 1e-5)
+    plain = calibrate(lambda x: ev.gaussian_release(x, 1.0), budget)
+
+    def impostor(x):  # the same events at x = 1 and 2, a different one elsewhere
+        return ev.gaussian_release(x, 1.0 if x in (1.0, 2.0) else 5.0)
+
+    other = calibrate(impostor, budget)
+    assert epsilon(other.event, 1e-5) <= 1.0
+    assert other.noise == pytest.approx(5 * plain.noise, rel=1e-3)  # not the cached 1x

@@ -352,14 +352,18 @@ def calibrate(make_event: Callable[[float], object], budget: PrivacyBudget, *, r
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
     if cached is not None:
-        x, spent_epsilon = cached
-        return Calibration(x, PrivacyBudget(spent_epsilon, budget.delta), make_event(x))
+        x, spent_epsilon, certified = cached
+        event = make_event(x)
+        # a hit only counts when the event at x is the very event that was certified
+        if repr(event) == certified:
+            return Calibration(x, PrivacyBudget(spent_epsilon, budget.delta), event)
     x, spent_epsilon = _calibrate(make_event, budget, rtol)
+    event = make_event(x)
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.clear()
-        _CACHE[key] = (x, spent_epsilon)
-    return Calibration(x, PrivacyBudget(spent_epsilon, budget.delta), make_event(x))
+        _CACHE[key] = (x, spent_epsilon, repr(event))
+    return Calibration(x, PrivacyBudget(spent_epsilon, budget.delta), event)
 
 
 def _certify_upwards(make_event, x: float, budget: PrivacyBudget, grid=None) -> tuple[float, float]:
