@@ -323,3 +323,18 @@ def test_a_calibration_cache_hit_is_only_taken_for_the_certified_event():
     other = calibrate(impostor, budget)
     assert epsilon(other.event, 1e-5) <= 1.0
     assert other.noise == pytest.approx(5 * plain.noise, rel=1e-3)  # not the cached 1x
+
+
+def test_delta_covers_secure_releases_and_repeat_and_select():
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    from dperm.model_selection import selection_event
+    from dperm.privacy.accountant import delta
+
+    plain, secure = ev.gaussian_release(4.0, 1.0), ev.gaussian_release(4.0, 1.0, secure=True)
+    assert delta(secure, 0.5) > delta(plain, 0.5)  # the rounding's effective sensitivity is accounted
+    event = selection_event(0.5, 8.0)
+    reference = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    reference.compose(event)
+    assert delta(event, 0.8) == pytest.approx(reference.get_delta(0.8), rel=1e-12) and delta(event, 0.8) > 0

@@ -239,7 +239,30 @@ def delta(event, epsilon: float) -> float:
     epsilon = float(epsilon)
     if not (math.isfinite(epsilon) and epsilon >= 0):
         raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon}")
-    flat = flatten(event)
+    return _delta(flatten(event), epsilon)
+
+
+def _delta(flat: _Flat, epsilon: float) -> float:
+    if flat.renyi_only:
+        rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
+        if not rest.empty:
+            raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
+        from dp_accounting import NeighboringRelation
+        from dp_accounting.rdp import rdp_privacy_accountant
+
+        accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+        for event in flat.renyi_only:
+            accountant.compose(event)
+        return min(1.0, float(accountant.get_delta(epsilon)))
+    if flat.secure_releases:
+        # the secure sampler's slack (dperm.privacy.secure_release): delta(eps) of the
+        # continuous releases at eps - 2 T tau, times e^(T tau); both below one ulp
+        from .secure_release import TAU_PER_RELEASE
+
+        tau = flat.secure_releases * TAU_PER_RELEASE
+        plain = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, 0)
+        inner = _delta(plain, max(0.0, math.nextafter(epsilon - 2.0 * tau, 0.0)))
+        return min(1.0, math.nextafter(inner * (1.0 + 2.0 * tau), math.inf))
     extra = 0.0
     if flat.approximate:
         eps_a = sum(e for e, _ in flat.approximate)
