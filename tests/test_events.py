@@ -300,14 +300,20 @@ def test_repeat_and_select_goes_through_the_one_accountant():
     from dp_accounting import NeighboringRelation
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    from dperm.model_selection import selection_event
+    from dperm.model_selection import pure_run_event, selection_event
 
-    event = selection_event(0.5, 8.0)
+    event = selection_event(pure_run_event(0.5), 8.0)
     reference = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     reference.compose(event)
     assert epsilon(event, 1e-5) == pytest.approx(reference.get_epsilon(1e-5), rel=1e-12)
-    with pytest.raises(ValueError, match="on its own"):
-        epsilon(ev.composed([event, ev.gaussian_release(1.0, 1.0)]), 1e-5)
+    # composed with events of other routes: basic composition, each part at half the delta
+    other = ev.gaussian_release(1.0, 1.0)
+    both = epsilon(ev.composed([event, other]), 1e-5)
+    assert both == pytest.approx(epsilon(event, 5e-6) + epsilon(other, 5e-6), rel=1e-12)
+    # runs without a Renyi curve (a sampled release) are refused with the reason
+    sampled = ev.sampled_releases(ev.gaussian_release(1.0, 1.0), 100, 10, 5, "poisson")
+    with pytest.raises(ValueError, match="Renyi"):
+        epsilon(selection_event(sampled, 8.0), 1e-5)
 
 
 def test_a_calibration_cache_hit_is_only_taken_for_the_certified_event():
@@ -329,12 +335,12 @@ def test_delta_covers_secure_releases_and_repeat_and_select():
     from dp_accounting import NeighboringRelation
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    from dperm.model_selection import selection_event
+    from dperm.model_selection import pure_run_event, selection_event
     from dperm.privacy.accountant import delta
 
     plain, secure = ev.gaussian_release(4.0, 1.0), ev.gaussian_release(4.0, 1.0, secure=True)
     assert delta(secure, 0.5) > delta(plain, 0.5)  # the rounding's effective sensitivity is accounted
-    event = selection_event(0.5, 8.0)
+    event = selection_event(pure_run_event(0.5), 8.0)
     reference = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     reference.compose(event)
     assert delta(event, 0.8) == pytest.approx(reference.get_delta(0.8), rel=1e-12) and delta(event, 0.8) > 0

@@ -11,11 +11,12 @@ from dperm.estimators import DPHuberRegressor, DPLogisticRegression
 from dperm.model_selection import (
     PrivateSearch,
     _logarithmic_parameter,
-    _run_epsilon,
+    pure_run_event,
     selection_epsilon,
     warn_if_model_selection,
 )
-from dperm.privacy.budget import PrivacyWarning
+from dperm.privacy import events as ev
+from dperm.privacy.budget import BudgetAccountant, PrivacyWarning
 
 
 def _data(n=300, d=4, seed=0):
@@ -64,13 +65,14 @@ def test_detection_reads_the_calling_package_and_respects_an_accountant():
         _call_as("mypackage.tuning", _Estimator())
 
 
-def test_selection_accounting_is_about_twice_one_run_and_calibrates_to_the_budget():
-    one = selection_epsilon(0.5, 10.0, 1e-5)
+def test_selection_accounting_is_about_twice_one_run():
+    one = selection_epsilon(pure_run_event(0.5), 10.0, 1e-5)
     assert 0.5 < one < 1.2  # Papernot-Steinke: about 2 epsilon for the logarithmic distribution
-    assert selection_epsilon(0.25, 10.0, 1e-5) < one
-    run = _run_epsilon(1.0, 1e-5, 10.0)
-    assert selection_epsilon(run, 10.0, 1e-5) <= 1.0
-    assert selection_epsilon(run * 1.01, 10.0, 1e-5) > 1.0
+    assert selection_epsilon(pure_run_event(0.25), 10.0, 1e-5) < one
+    # a run that is one of several candidates costs what its worst candidate costs
+    worse, better = ev.gaussian_release(1.0, 0.5), ev.gaussian_release(2.0, 0.5)
+    assert selection_epsilon(ev.OneOfRelease([better, worse]), 10.0, 1e-5) == selection_epsilon(worse, 10.0, 1e-5)
+    assert selection_epsilon(better, 10.0, 1e-5) < selection_epsilon(worse, 10.0, 1e-5)
 
 
 def test_logarithmic_parameter_has_the_requested_mean():
@@ -82,17 +84,50 @@ def test_logarithmic_parameter_has_the_requested_mean():
         _logarithmic_parameter(1.0)
 
 
-def test_private_search_releases_one_pure_run_within_the_budget():
+def test_private_search_runs_gaussian_fits_and_stays_within_the_budget():
     X, y = _data(n=600)
     search = PrivateSearch(DPLogisticRegression(), {"alpha": [0.003, 0.03]}, epsilon=2.0, random_state=1).fit(X, y)
     assert search.best_params_ in ({"alpha": 0.003}, {"alpha": 0.03})
-    assert search.best_estimator_.delta == 0.0 and search.best_estimator_.epsilon == search.run_epsilon_
+    model = search.best_estimator_
+    assert model.delta == 1e-5 == search.run_delta_ and model.epsilon == search.run_epsilon_
+    assert 0.5 < search.run_epsilon_ < 2.0
     assert search.privacy_spent_.epsilon <= 2.0 and search.privacy_spent_.delta == 1e-5
     assert type(search.event_).__name__ == "RepeatAndSelectDpEvent"
+    # the run event holds, for each candidate, the fit's own event: the one the released fit ran
+    candidates = search.event_.event.events
+    assert any(model.event_ in run.events for run in candidates)
     assert search.predict(X).shape == (600,)
     assert search.score(X, y) > 0.7
     again = PrivateSearch(DPLogisticRegression(), {"alpha": [0.003, 0.03]}, epsilon=2.0, random_state=1).fit(X, y)
-    np.testing.assert_array_equal(again.best_estimator_.coef_, search.best_estimator_.coef_)
+    np.testing.assert_array_equal(again.best_estimator_.coef_, model.coef_)
+
+
+def test_private_search_run_budget_is_the_largest_that_fits():
+    from dperm.model_selection import _largest_feasible
+
+    make = lambda e: (None, ev.gaussian_release(1.0 / e, 1.0))  # noqa: E731  noise shrinks as epsilon grows
+    run_epsilon, (_, event) = _largest_feasible(make, 1.0, 1e-5, 10.0)
+    assert selection_epsilon(event, 10.0, 1e-5) <= 1.0
+    assert selection_epsilon(make(run_epsilon * 1.01)[1], 10.0, 1e-5) > 1.0
+
+
+def test_private_search_charges_its_accountant_once_and_composes_with_other_fits():
+    X, y = _data(n=400)
+    ledger = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    DPLogisticRegression(epsilon=1.0, delta=1e-5, accountant=ledger, random_state=0).fit(X, y)
+    PrivateSearch(DPLogisticRegression(), {"alpha": [0.01, 0.1]}, epsilon=2.0, random_state=0, accountant=ledger).fit(X, y)
+    assert len(ledger.events) == 2
+    # basic composition across the Renyi route, each part at half the ledger's delta (5e-5 > 1e-5)
+    assert 2.0 < ledger.spent_epsilon <= 3.0
+
+
+def test_held_out_scores_take_the_larger_not_the_sum():
+    X, y = _data(n=600)
+    train_scored = PrivateSearch(DPLogisticRegression(), {"alpha": [0.01]}, epsilon=1.0, random_state=0).fit(X, y)
+    held_out = PrivateSearch(DPLogisticRegression(), {"alpha": [0.01]}, epsilon=1.0, validation_fraction=0.25,
+                             random_state=0).fit(X, y)
+    assert held_out.run_epsilon_ > train_scored.run_epsilon_
+    assert type(held_out.event_.event.events[0]).__name__ == "OneOfRelease"
 
 
 def test_private_search_default_grid_and_regressors():
@@ -106,6 +141,7 @@ def test_private_search_default_grid_and_regressors():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(delta=0.0), "delta > 0"),
     (dict(validation_fraction=1.0), "validation_fraction"),
+    (dict(validation_fraction=-0.1), "validation_fraction"),
 ])
 def test_private_search_rejects_bad_settings(kwargs, match):
     with pytest.raises(ValueError, match=match):

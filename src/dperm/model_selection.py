@@ -12,31 +12,36 @@ those tools without an accountant, and :class:`PrivateSearch` is the private alt
 Selection method of :class:`PrivateSearch`: random stopping repeat-and-select (Papernot and
 Steinke 2022, "Hyperparameter tuning with Renyi differential privacy", ICLR), with the
 number of runs drawn from the logarithmic distribution (the truncated negative binomial of
-shape 0). Each run fits one candidate drawn uniformly at random on a training part and
-scores it on a disjoint validation part with a Laplace-noised count (accuracy for
-classifiers, clipped squared error for regressors); only the best run's model, candidate
-and noisy score are released. Why this method: it selects among any number of candidates
-at a cost close to *twice* that of one run (for epsilon-DP runs, Papernot and Steinke's
-Theorem 2; Liu and Talwar 2019 give three times), where composition over the candidates
-would cost k times, and its accounting is exact in dp-accounting
-(``RepeatAndSelectDpEvent`` under the RDP accountant). The exponential mechanism over
-candidates would need every candidate fitted with a share of the budget first.
+shape 0). Each run fits one candidate drawn uniformly at random with the estimator's own
+mechanism (Gaussian for an (epsilon, delta) budget) and scores it with a Laplace-noised
+count (accuracy for classifiers, clipped squared error for regressors); only the best run's
+model, candidate and noisy score are released. Why this method: it selects among any
+number of candidates at a cost close to *twice* that of one run in Renyi DP (Papernot and
+Steinke's Theorem 2; Liu and Talwar 2019 give three times for (epsilon, delta) runs), where
+composition over the candidates would cost k times. Its accounting is exact: the runs'
+Renyi curves come from their events (:mod:`dperm.privacy.renyi`), each computed from public
+inputs before any data is read, and the theorem's transform is dp-accounting's. The
+exponential mechanism over candidates would need every candidate fitted with a share of
+the budget first.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import sys
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
+from dp_accounting import dp_event as _dpe
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from .privacy import events as ev
 from .privacy.budget import PrivacyBudget, PrivacyWarning
+from .privacy.mechanisms import charge, charging
 from .privacy.noise import laplace_noise, make_rng
 
 __all__ = ["PrivateSearch", "selection_epsilon", "warn_if_model_selection"]
@@ -80,41 +85,41 @@ def warn_if_model_selection(estimator) -> None:
 
 
 # ---------------------------------------------------------------------------- accounting
-def _run_event(run_epsilon: float):
-    """A DpEvent bounding one epsilon-DP run: binary randomized response with parameter
-    epsilon is the dominating pair of every epsilon-DP mechanism (Kairouz, Oh, Viswanath
-    2015), so its Renyi divergences bound the run's."""
-    from dp_accounting import dp_event
-
-    return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (math.exp(run_epsilon) + 1.0), num_buckets=2)
+def selection_event(run_event, mean_runs: float):
+    """The DpEvent of the whole search: repeat-and-select of runs described by
+    ``run_event`` (a :class:`~dperm.privacy.events.OneOfRelease` of the candidates' runs),
+    logarithmic number of runs (``shape=0``) of mean ``mean_runs``."""
+    return ev.RepeatAndSelectDpEvent(run_event, float(mean_runs), 0.0)
 
 
-def selection_event(run_epsilon: float, mean_runs: float):
-    """The DpEvent of the whole search: repeat-and-select of epsilon-DP runs, logarithmic
-    number of runs (``shape=0``) of mean ``mean_runs``."""
-    from dp_accounting import dp_event
-
-    return dp_event.RepeatAndSelectDpEvent(_run_event(run_epsilon), float(mean_runs), 0.0)
-
-
-def selection_epsilon(run_epsilon: float, mean_runs: float, delta: float) -> float:
+def selection_epsilon(run_event, mean_runs: float, delta: float) -> float:
     """epsilon(delta) of the search: the one accountant on :func:`selection_event` (its
     route for repeat-and-select: Renyi DP, replace-one)."""
     from .privacy.accountant import epsilon
 
-    return epsilon(selection_event(run_epsilon, mean_runs), delta)
+    return epsilon(selection_event(run_event, mean_runs), delta)
 
 
-@functools.lru_cache(maxsize=64)  # ~14 accountant calls; searches repeat with the same budget
-def _run_epsilon(epsilon: float, delta: float, mean_runs: float) -> float:
-    """The largest per-run epsilon whose search is (epsilon, delta)-DP (bisection, 1e-4 relative)."""
-    lo, hi = 0.0, epsilon  # the search costs at least one run
-    while hi - lo > 1e-4 * hi:
+def pure_run_event(run_epsilon: float):
+    """A DpEvent bounding any pure ``run_epsilon``-DP run: binary randomized response, the
+    dominating pair of every epsilon-DP mechanism (Kairouz, Oh, Viswanath 2015)."""
+    return _dpe.RandomizedResponseDpEvent(noise_parameter=2.0 / (math.exp(run_epsilon) + 1.0), num_buckets=2)
+
+
+def _largest_feasible(plan, epsilon: float, delta: float, mean_runs: float):
+    """The largest run epsilon in (0, epsilon] whose search (``plan(e)`` gives its run event)
+    is (epsilon, delta)-DP: bisection to 1e-3 relative, returning the certified point."""
+    lo, hi, best = 0.0, float(epsilon), None
+    while hi - lo > 1e-3 * hi:
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if selection_epsilon(mid, mean_runs, delta) <= epsilon else (lo, mid)
-    if lo == 0.0:
-        raise ValueError(f"no per-run epsilon fits the budget ({epsilon}, {delta}); raise delta or epsilon")
-    return lo
+        planned = plan(mid)
+        if selection_epsilon(planned[-1], mean_runs, delta) <= epsilon:
+            lo, best = mid, planned
+        else:
+            hi = mid
+    if best is None:
+        raise ValueError(f"no run budget fits the total ({epsilon}, {delta}); raise epsilon or delta")
+    return lo, best
 
 
 def _logarithmic_parameter(mean_runs: float) -> float:
@@ -125,48 +130,70 @@ def _logarithmic_parameter(mean_runs: float) -> float:
 
 
 # ---------------------------------------------------------------------------- the search
+# The noisy score's Laplace scale, in counts: a thousandth of the scored rows (a standard
+# deviation of 0.14 accuracy points), and at least what keeps the score's own pure epsilon
+# at a tenth of the total budget. Public: it depends on the row count and the budget only.
+_SCORE_NOISE_SHARE = 1e-3
+_SCORE_BUDGET_SHARE = 0.1
+
+
+def _rows(X, index):
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
 class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     """Choose hyperparameters of a dperm estimator under one total (epsilon, delta).
 
     Random-stopping repeat-and-select (Papernot and Steinke 2022): draw the number of runs
     K from the logarithmic distribution of mean ``mean_runs`` (independent of the data);
-    in each run fit a candidate drawn uniformly from ``param_grid`` with a pure
-    ``epsilon_run``-DP budget on the training part and score it on the disjoint
-    validation part with Laplace noise of scale ``1 / epsilon_run`` on the count of
-    correct predictions (classifiers) or ``4 B^2 / epsilon_run`` on the sum of squared
-    errors clipped to ``4 B^2``, B the label bound (regressors). A changed training row
-    moves the fit (the score is a post-processing of it), a changed validation row the
-    score only, so each run is ``epsilon_run``-DP. The best run's model, parameters and
-    noisy score are released; K and the other runs are not.
+    in each run fit a candidate drawn uniformly from ``param_grid`` with the run budget
+    ``(run_epsilon_, run_delta_)`` (the estimator's own mechanism, Gaussian when delta > 0)
+    and score it with Laplace noise on the count of correct predictions (classifiers) or
+    on the sum of squared errors clipped to ``4 B^2``, B the label bound (regressors). The
+    best run's model, parameters and noisy score are released; K and the other runs are not.
+
+    Accounting, all from public inputs and before any data is read: each candidate's run
+    is described by its event (the fit's event, computed by fitting a copy of the
+    estimator on a stand-in of zeros with the same shape and label set: an event depends
+    only on the shape, the declared bounds, the budget and the hyperparameters), plus the
+    score's ``LaplaceDpEvent``. A run that draws its candidate uniformly is a
+    :class:`~dperm.privacy.events.OneOfRelease` of them, whose Renyi curve is the worst
+    candidate's (:mod:`dperm.privacy.renyi`); the search is the
+    ``RepeatAndSelectDpEvent`` of that run (``event_``), and ``run_epsilon_`` is the
+    largest value whose search is within the budget. Scores on the training rows
+    (``validation_fraction=0``, the default) compose with the fit (a run's curve is the
+    sum); on a disjoint held-out part a changed row moves either the fit or the score,
+    so a run's curve is the larger of the two.
 
     Parameters
     ----------
     estimator : dperm estimator
-        Its ``epsilon`` and ``delta`` are replaced by the run budget (epsilon_run, 0); its
-        solver must support pure DP (``objective_perturbation``, ``output_perturbation``
-        and the solver chosen by ``"auto"`` for the convex linear estimators do).
+        Its ``epsilon``, ``delta``, ``random_state`` and ``accountant`` are set by the search.
     param_grid : dict or list of dicts, optional
         Candidates as for ``GridSearchCV``. Default: ``alpha`` at 1/9, 1/3, 1, 3 and 9
         times the ``alpha="auto"`` value of a run (public quantities only).
     epsilon : float, default=1.0
         Total epsilon of the whole search (all runs, the selection, the released model).
     delta : float, default=1e-5
-        Total delta (> 0: the RDP accounting converts to (epsilon, delta)).
+        Total delta (> 0: the Renyi accounting converts to (epsilon, delta)). Each run's
+        fit is given the same delta as its own calibration target.
     mean_runs : float, optional
-        Mean number of runs; default twice the number of candidates. The per-run epsilon
-        depends little on it (about epsilon / 2 for delta = 1e-5).
-    validation_fraction : float, default=0.2
+        Mean number of runs; default twice the number of candidates.
+    validation_fraction : float, default=0.0
         Share of rows (chosen by a random permutation, independent of the data) held out
-        for the noisy scores; the released model is trained on the rest.
+        for the noisy scores; 0 scores each run on its own training rows (differential
+        privacy bounds the overfitting this could reward).
     random_state : None, int or numpy.random.Generator
         Source of the split, the number of runs, the candidates and all noise.
+    accountant : BudgetAccountant, optional
+        Charged once with ``event_`` before any run; the runs themselves charge nothing.
 
     Attributes
     ----------
     best_estimator_, best_params_, best_score_ :
         The released run: its fitted estimator, candidate and noisy validation score.
-    run_epsilon_ : float
-        The pure epsilon of each run.
+    run_epsilon_, run_delta_ : float
+        The budget each run's fit is calibrated to.
     privacy_spent_ : PrivacyBudget
         The accounted (epsilon, delta) of the whole search (at most the budget).
     event_ : dp_accounting DpEvent
@@ -175,12 +202,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     References
     ----------
     Papernot, Steinke. Hyperparameter tuning with Renyi differential privacy. ICLR 2022.
-    Liu, Talwar. Private selection from private candidates. STOC 2019. Kairouz, Oh,
-    Viswanath. The composition theorem for differential privacy. ICML 2015.
+    Liu, Talwar. Private selection from private candidates. STOC 2019. Mironov. Renyi
+    differential privacy. CSF 2017.
     """
 
     def __init__(self, estimator, param_grid=None, *, epsilon=1.0, delta=1e-5, mean_runs=None,
-                 validation_fraction=0.2, random_state=None):
+                 validation_fraction=0.0, random_state=None, accountant=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -188,8 +215,10 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         self.mean_runs = mean_runs
         self.validation_fraction = validation_fraction
         self.random_state = random_state
+        self.accountant = accountant
 
-    def _candidates(self, n_train: int, n_features: int, run_epsilon: float) -> list[dict]:
+    # ------------------------------------------------------------------ planning (public inputs only)
+    def _candidates(self, n_train: int, n_features: int, run_budget: PrivacyBudget) -> list[dict]:
         if self.param_grid is not None:
             candidates = list(ParameterGrid(self.param_grid))
             if not candidates:
@@ -199,60 +228,100 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
 
         est = self.estimator
         d = n_features + (1 if getattr(est, "fit_intercept", False) else 0)
-        base = estimator_alpha(est._loss(), n_train, d, run_epsilon, 0.0, data_norm=est._effective_norm(),
-                               label_bound=float(getattr(est, "label_bound", 1.0)), constraint=est._constraint(),
-                               solver=est.solver)
+        base = estimator_alpha(est._loss(), n_train, d, run_budget.epsilon, run_budget.delta,
+                               data_norm=est._effective_norm(), label_bound=float(getattr(est, "label_bound", 1.0)),
+                               constraint=est._constraint(), solver=est.solver)
         return [{"alpha": base * factor} for factor in (1 / 9, 1 / 3, 1.0, 3.0, 9.0)]
 
-    def _noisy_score(self, model, X, y, run_epsilon, rng) -> float:
-        """Noisy validation score: Laplace on a count of replace-one sensitivity 1
-        (classifiers) or on a sum of squared errors each clipped to 4 B^2 (regressors)."""
+    def _run(self, params: dict, run_budget: PrivacyBudget, seed):
+        return clone(self.estimator).set_params(**params, epsilon=run_budget.epsilon, delta=run_budget.delta,
+                                                random_state=seed, accountant=None)
+
+    def _score_scale(self, m_score: int) -> float:
+        """Laplace scale of the noisy score, per unit of its sensitivity (public: m, epsilon)."""
+        return max(_SCORE_NOISE_SHARE * m_score, 1.0 / (_SCORE_BUDGET_SHARE * float(self.epsilon)))
+
+    def _plan(self, run_epsilon: float, stand_in, m_train: int, m_score: int, n_features: int, held_out: bool):
+        """Candidates and the run event at ``run_epsilon``, from public inputs only: each
+        candidate's fit event comes from a fit on ``stand_in`` (zeros of the training shape,
+        labels cycling through the label set)."""
+        run_budget = PrivacyBudget(run_epsilon, float(self.delta))
+        candidates = self._candidates(m_train, n_features, run_budget)
+        score = _dpe.LaplaceDpEvent(self._score_scale(m_score))
+        runs = []
+        for params in candidates:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyWarning)  # stand-in fits: no data, nothing to warn about
+                fit_event = self._run(params, run_budget, 0).fit(*stand_in).event_
+            runs.append(ev.OneOfRelease([fit_event, score]) if held_out else ev.composed([fit_event, score]))
+        return candidates, ev.OneOfRelease(runs)
+
+    def _stand_in(self, m_train: int, n_features: int, y):
+        X0 = sp.csr_matrix((m_train, n_features))
+        if not is_classifier(self.estimator):
+            return X0, np.zeros(m_train)
+        declared = getattr(self.estimator, "classes", None)
+        labels = np.asarray(declared) if declared is not None else np.unique(y)  # the label set is public
+        return X0, np.resize(labels, m_train)
+
+    def _noisy_score(self, model, X, y, scale: float, rng) -> float:
+        """Noisy score: Laplace on a count of replace-one sensitivity 1 (classifiers) or on a
+        sum of squared errors each clipped to 4 B^2 (regressors)."""
         m = X.shape[0]
         if is_classifier(model):
             correct = float(np.sum(model.predict(X) == y))
-            return (correct + float(laplace_noise(rng, 1.0 / run_epsilon, 1)[0])) / m
+            return (correct + float(laplace_noise(rng, scale, 1)[0])) / m
         cap = 4.0 * float(getattr(model, "label_bound", 1.0)) ** 2
         errors = float(np.sum(np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap)))
-        return -(errors + float(laplace_noise(rng, cap / run_epsilon, 1)[0])) / m
+        return -(errors + float(laplace_noise(rng, cap * scale, 1)[0])) / m
 
     def fit(self, X, y):
         """Run the search on (X, y) and keep the best run (see the class docstring)."""
         budget = PrivacyBudget(self.epsilon, self.delta)
         if budget.delta <= 0:
-            raise ValueError("PrivateSearch needs delta > 0 (its RDP accounting converts to (epsilon, delta))")
-        if not 0.0 < float(self.validation_fraction) < 1.0:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction}")
+            raise ValueError("PrivateSearch needs delta > 0 (its Renyi accounting converts to (epsilon, delta))")
+        fraction = float(self.validation_fraction)
+        if not 0.0 <= fraction < 1.0:
+            raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction}")
         if hasattr(X, "tocsr"):
             X = X.tocsr()
-        n = X.shape[0]
-        n_val = int(round(float(self.validation_fraction) * n))
-        if n_val < 1 or n - n_val < 2:
+        n, n_features = X.shape
+        n_val = int(round(fraction * n))
+        if (fraction > 0 and n_val < 1) or n - n_val < 2:
             raise ValueError(f"{n} rows are too few to hold out a validation fraction of {self.validation_fraction}")
         rng = make_rng(self.random_state)
-        order = rng.permutation(n)
-        val, train = order[:n_val], order[n_val:]
         y = np.asarray(y)
-        X_train, y_train, X_val, y_val = X[train], y[train], X[val], y[val]
+        if n_val:
+            order = rng.permutation(n)
+            val, train = order[:n_val], order[n_val:]
+            X_train, y_train, X_score, y_score = _rows(X, train), y[train], _rows(X, val), y[val]
+        else:
+            X_train, y_train, X_score, y_score = X, y, X, y
+        m_train, m_score = X_train.shape[0], X_score.shape[0]
 
         n_candidates = len(list(ParameterGrid(self.param_grid))) if self.param_grid is not None else 5
         mean_runs = float(self.mean_runs) if self.mean_runs is not None else 2.0 * n_candidates
-        run_epsilon = _run_epsilon(budget.epsilon, budget.delta, mean_runs)
-        candidates = self._candidates(len(train), X.shape[1], run_epsilon)
-        runs = int(rng.logseries(_logarithmic_parameter(mean_runs)))
+        p_runs = _logarithmic_parameter(mean_runs)
+        stand_in = self._stand_in(m_train, n_features, y_train)
+        run_epsilon, (candidates, run_event) = _largest_feasible(
+            lambda e: self._plan(e, stand_in, m_train, m_score, n_features, n_val > 0),
+            budget.epsilon, budget.delta, mean_runs)
+        self.event_ = selection_event(run_event, mean_runs)
+        with charging(self.accountant):  # before any run reads the data
+            charge(self.event_, label="PrivateSearch")
+        run_budget = PrivacyBudget(run_epsilon, budget.delta)
+        scale = self._score_scale(m_score)
 
         best = None
-        for _ in range(runs):
+        for _ in range(int(rng.logseries(p_runs))):
             params = candidates[int(rng.integers(len(candidates)))]
-            model = clone(self.estimator).set_params(**params, epsilon=run_epsilon, delta=0.0,
-                                                     random_state=rng.integers(2**63))
-            model.fit(X_train, y_train)
-            score = self._noisy_score(model, X_val, y_val, run_epsilon, rng)
+            model = self._run(params, run_budget, rng.integers(2**63)).fit(X_train, y_train)
+            score = self._noisy_score(model, X_score, y_score, scale, rng)
             if best is None or score > best[0]:
                 best = (score, params, model)
         self.best_score_, self.best_params_, self.best_estimator_ = best
-        self.run_epsilon_ = run_epsilon
-        self.event_ = selection_event(run_epsilon, mean_runs)
-        self.privacy_spent_ = PrivacyBudget(min(selection_epsilon(run_epsilon, mean_runs, budget.delta), budget.epsilon),
+        self.run_epsilon_, self.run_delta_ = run_epsilon, budget.delta
+        self.privacy_spent_ = PrivacyBudget(min(selection_epsilon(run_event, mean_runs, budget.delta), budget.epsilon),
                                             budget.delta)
         if hasattr(self.best_estimator_, "classes_"):
             self.classes_ = self.best_estimator_.classes_

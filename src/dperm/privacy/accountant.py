@@ -13,8 +13,10 @@ Routes (each a valid upper bound; where several apply the smallest is returned):
   delta > 0 advanced composition, zCDP and the PLD of the randomized-response pair;
 - an :class:`~dperm.privacy.events.ApproximateDpRelease` (a mechanism known only by one
   (epsilon, delta) guarantee) composes by basic composition with the rest;
-- repeat-and-select of pure runs (``RepeatAndSelectDpEvent`` of a randomized-response
-  event, Papernot and Steinke 2022): dp-accounting's RDP accountant, its one route.
+- repeat-and-select (``RepeatAndSelectDpEvent``, Papernot and Steinke 2022) of runs with a
+  Renyi-DP curve (:mod:`dperm.privacy.renyi`: full-batch Gaussian, Laplace, pure and
+  objective-perturbation releases and their compositions): the theorem's curve,
+  converted by dp-accounting's RDP conversion, its one route.
 
 ``calibrate(make_event, budget)`` finds the smallest noise level x at which
 ``make_event(x)`` is certified within the budget: in closed form where the event is a
@@ -30,13 +32,16 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from dp_accounting import dp_event as _dpe
 
 from . import events as ev
 from .budget import PrivacyBudget
 from .gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
-from .pld import pld_delta, pld_epsilon, pld_grid
+from .pld import pld_delta, pld_epsilon, pld_grid, renyi_delta, renyi_epsilon, repeat_and_select_curve
 from .pure_dp import pure_composition_epsilon, zcdp_epsilon
+from .renyi import ORDERS as RENYI_ORDERS, UnsupportedRenyiEvent, renyi_curve
 from .search import smallest_certified_noise, step_gdp_mu
 
 __all__ = ["epsilon", "delta", "calibrate", "clear_cache", "flatten", "Calibration", "UnsupportedEventError",
@@ -116,9 +121,10 @@ def _flatten(event, flat: _Flat, count: int) -> None:
     elif isinstance(event, ev.ExponentialMechanismRelease):
         flat.pure.append((event.epsilon, count, True))
     elif isinstance(event, _dpe.RepeatAndSelectDpEvent):
-        if not isinstance(event.event, _dpe.RandomizedResponseDpEvent):
-            raise UnsupportedEventError("repeat-and-select is accounted for randomized-response runs (the dominating "
-                                        "pair of a pure epsilon-DP run)")
+        try:
+            renyi_curve(event.event)
+        except UnsupportedRenyiEvent as err:
+            raise UnsupportedEventError(f"repeat-and-select needs runs with a Renyi-DP curve: {err}") from None
         flat.renyi_only.extend([event] * count)
     elif isinstance(event, (ev.ApproximateDpRelease, ev.ObjectivePerturbationRelease)):
         flat.approximate.append((count * event.epsilon, count * event.delta))
@@ -147,24 +153,30 @@ def _step_scale(flat: _Flat) -> tuple[float | None, int | None]:
     return (min(step_gdp_mu(q, r) for r, _, q in flat.sampled), max(steps for _, steps, _ in flat.sampled))
 
 
-def _renyi_epsilon(events, delta: float) -> float:
-    """Repeat-and-select (Papernot and Steinke 2022) has a Renyi-DP route only:
-    dp-accounting's RDP accountant, replace-one (randomized response is defined for it)."""
-    from dp_accounting import NeighboringRelation
-    from dp_accounting.rdp import rdp_privacy_accountant
-
-    accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+def _renyi_curve_of_selections(events):
+    """Repeat-and-select (Papernot and Steinke 2022) has a Renyi-DP route only: the run's
+    curve (:mod:`dperm.privacy.renyi`), the theorem's transform (dp-accounting's), and
+    addition over the selections composed."""
+    total = np.zeros_like(RENYI_ORDERS)
     for event in events:
-        accountant.compose(event)
-    return float(accountant.get_epsilon(delta))
+        total = total + repeat_and_select_curve(renyi_curve(event.event), event.mean, event.shape, RENYI_ORDERS)
+    return total
+
+
+def _renyi_epsilon(events, delta: float) -> float:
+    return renyi_epsilon(_renyi_curve_of_selections(events), RENYI_ORDERS, delta)
 
 
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
     if flat.renyi_only:
+        if delta <= 0:
+            return math.inf
         rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
-        if not rest.empty:
-            raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
-        return _renyi_epsilon(flat.renyi_only, delta) if delta > 0 else math.inf
+        if rest.empty:
+            return _renyi_epsilon(flat.renyi_only, delta)
+        # composed with events accounted by other routes: basic composition, delta halved
+        half = delta / 2.0
+        return math.nextafter(_renyi_epsilon(flat.renyi_only, half) + _epsilon(rest, half, grid), math.inf)
     if flat.secure_releases:
         # The secure sampler's releases are within e^(+-tau) of post-processed Gaussians
         # (dperm.privacy.secure_release): certify at delta e^(-T tau), add 2 T tau.
@@ -247,13 +259,7 @@ def _delta(flat: _Flat, epsilon: float) -> float:
         rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
         if not rest.empty:
             raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
-        from dp_accounting import NeighboringRelation
-        from dp_accounting.rdp import rdp_privacy_accountant
-
-        accountant = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
-        for event in flat.renyi_only:
-            accountant.compose(event)
-        return min(1.0, float(accountant.get_delta(epsilon)))
+        return min(1.0, renyi_delta(_renyi_curve_of_selections(flat.renyi_only), RENYI_ORDERS, epsilon))
     if flat.secure_releases:
         # the secure sampler's slack (dperm.privacy.secure_release): delta(eps) of the
         # continuous releases at eps - 2 T tau, times e^(T tau); both below one ulp

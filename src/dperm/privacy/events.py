@@ -46,7 +46,7 @@ __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
     "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "ExponentialMechanismRelease",
-    "ApproximateDpRelease", "ObjectivePerturbationRelease", "gaussian_release", "composed", "repeated", "describe",
+    "ApproximateDpRelease", "ObjectivePerturbationRelease", "OneOfRelease", "gaussian_release", "composed", "repeated", "describe",
     "from_description", "sampled_releases",
 ]
 
@@ -175,6 +175,21 @@ class ExponentialMechanismRelease(_dpe.DpEvent):
 
     epsilon: float = attr.ib(validator=_positive)
     candidates: int = attr.ib(default=0)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class OneOfRelease(_dpe.DpEvent):
+    """One of ``events``, chosen independently of the data (e.g. uniformly at random), the
+    choice released with the output: a run of :class:`dperm.model_selection.PrivateSearch`
+    that fits one of several candidates.
+
+    Accounted by its Renyi-DP curve only (:mod:`dperm.privacy.renyi`): the pointwise maximum
+    of the candidates' curves, valid because the Renyi divergence of two mixtures with the
+    same data-independent weights is at most the largest divergence of their components
+    (joint quasi-convexity).
+    """
+
+    events: tuple = attr.ib(converter=tuple)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -12,9 +12,12 @@ additions that dp-accounting lacks:
   sending the PMF straight to the dense path that test would choose (bitwise the same).
 
 The second reads private attributes of ``PrivacyLossDistribution`` (``_pmf_remove``,
-``_pmf_add``, ``_symmetric``) and of ``pld_pmf`` (``_MAX_PMF_SPARSE_SIZE``):
-:func:`check_internals` verifies them and ``tests/test_events.py`` fails loudly if a new
-dp-accounting changes them; the supported versions are pinned in pyproject.toml.
+``_pmf_add``, ``_symmetric``) and of ``pld_pmf`` (``_MAX_PMF_SPARSE_SIZE``). The Renyi-DP
+route of repeat-and-select (:func:`repeat_and_select_curve`) calls the RDP module's
+private ``_compute_rdp_repeat_and_select`` (Papernot and Steinke 2022, Theorems 2 and 6)
+on a curve computed by dperm, since dp-accounting's ``RdpAccountant`` only takes its own
+events as runs. :func:`check_internals` verifies all of them and ``tests/test_events.py``
+fails loudly if a new dp-accounting changes them; the supported versions are pinned in pyproject.toml.
 
 Components
 ----------
@@ -29,7 +32,10 @@ import functools
 import math
 from typing import Sequence
 
-__all__ = ["SUPPORTED_VERSIONS", "check_internals", "pld_epsilon", "pld_delta", "pld_grid", "PLD_FINEST_GRID"]
+import numpy as np
+
+__all__ = ["SUPPORTED_VERSIONS", "check_internals", "pld_epsilon", "pld_delta", "pld_grid", "PLD_FINEST_GRID",
+           "repeat_and_select_curve", "renyi_epsilon", "renyi_delta"]
 
 # dp-accounting versions whose internals this module was checked against.
 SUPPORTED_VERSIONS = ("0.4.4", "0.7")  # [lower, upper)
@@ -44,6 +50,10 @@ def check_internals() -> None:
     missing = [name for name in ("_pmf_remove", "_pmf_add", "_symmetric") if not hasattr(probe, name)]
     if not hasattr(pld_pmf, "_MAX_PMF_SPARSE_SIZE") or not hasattr(pld_pmf, "SparsePLDPmf"):
         missing.append("pld_pmf._MAX_PMF_SPARSE_SIZE / SparsePLDPmf")
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    if not callable(getattr(rdp, "_compute_rdp_repeat_and_select", None)):
+        missing.append("rdp_privacy_accountant._compute_rdp_repeat_and_select")
     if missing:
         raise RuntimeError(f"dp-accounting internals changed ({', '.join(missing)}); dperm supports "
                            f"dp-accounting >= {SUPPORTED_VERSIONS[0]}, < {SUPPORTED_VERSIONS[1]}")
@@ -179,3 +189,28 @@ def pld_grid(epsilon: float, step_mu: float | None = None, steps: int | None = N
         # memory: a coarser grid is still a valid upper bound, only a looser one
         grid = max(grid, _PLD_BYTES_PER_STEP_OVER_GRID * steps / _PLD_MEMORY_BUDGET)
     return grid
+
+
+
+def repeat_and_select_curve(run_curve, mean: float, shape: float, orders) -> np.ndarray:
+    """The Renyi curve of repeat-and-select (Papernot and Steinke 2022, Theorems 2 and 6) of
+    runs with the curve ``run_curve`` at ``orders``, the number of runs drawn from the
+    truncated negative binomial of ``shape`` (0: logarithmic, 1: geometric, inf: Poisson)
+    and ``mean``."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    return np.asarray(rdp._compute_rdp_repeat_and_select(list(orders), list(run_curve), float(mean), float(shape)))
+
+
+def renyi_epsilon(curve, orders, delta: float) -> float:
+    """epsilon(delta) of a Renyi-DP curve (dp-accounting's conversion)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    return float(rdp.compute_epsilon(list(orders), list(curve), delta)[0])
+
+
+def renyi_delta(curve, orders, epsilon: float) -> float:
+    """delta(epsilon) of a Renyi-DP curve (dp-accounting's conversion)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    return float(rdp.compute_delta(list(orders), list(curve), epsilon)[0])
