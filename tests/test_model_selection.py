@@ -146,3 +146,18 @@ def test_private_search_default_grid_and_regressors():
 def test_private_search_rejects_bad_settings(kwargs, match):
     with pytest.raises(ValueError, match=match):
         PrivateSearch(DPLogisticRegression(), **kwargs).fit(*_data())
+
+
+class _DataDependentSolver(DPLogisticRegression):
+    """A broken estimator whose mechanism depends on the data (never do this)."""
+
+    def fit(self, X, y):
+        if np.any(np.asarray(X) != 0):
+            self.solver = "output_perturbation"
+        return super().fit(X, y)
+
+
+def test_a_run_whose_mechanism_differs_from_the_planned_one_is_refused():
+    X, y = _data(n=300)
+    with pytest.raises(RuntimeError, match="planned"):
+        PrivateSearch(_DataDependentSolver(classes=[0, 1]), {"alpha": [0.01]}, epsilon=1.0, random_state=0).fit(X, y)

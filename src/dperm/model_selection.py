@@ -248,16 +248,21 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         run_budget = PrivacyBudget(run_epsilon, float(self.delta))
         candidates = self._candidates(m_train, n_features, run_budget)
         score = _dpe.LaplaceDpEvent(self._score_scale(m_score))
-        runs = []
+        fits, runs = [], []
         for params in candidates:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)  # stand-in fits: no data, nothing to warn about
-                fit_event = self._run(params, run_budget, 0).fit(*stand_in).event_
-            runs.append(ev.OneOfRelease([fit_event, score]) if held_out else ev.composed([fit_event, score]))
-        return candidates, ev.OneOfRelease(runs)
+                fits.append(self._run(params, run_budget, 0).fit(*stand_in).event_)
+            runs.append(ev.OneOfRelease([fits[-1], score]) if held_out else ev.composed([fits[-1], score]))
+        return candidates, fits, ev.OneOfRelease(runs)
 
-    def _stand_in(self, m_train: int, n_features: int, y):
-        X0 = sp.csr_matrix((m_train, n_features))
+    def _stand_in(self, X, m_train: int, y):
+        """Zeros of the training rows' shape, container and dtype (the solver choice may depend
+        on them), labels cycling through the label set: public inputs only."""
+        n_features = X.shape[1]
+        dtype = X.dtype if getattr(X, "dtype", None) in (np.float32, np.float64) else np.float64
+        # np.zeros maps the zero page: reading it costs no memory
+        X0 = sp.csr_matrix((m_train, n_features), dtype=dtype) if sp.issparse(X) else np.zeros((m_train, n_features), dtype)
         if not is_classifier(self.estimator):
             return X0, np.zeros(m_train)
         declared = getattr(self.estimator, "classes", None)
@@ -302,8 +307,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         n_candidates = len(list(ParameterGrid(self.param_grid))) if self.param_grid is not None else 5
         mean_runs = float(self.mean_runs) if self.mean_runs is not None else 2.0 * n_candidates
         p_runs = _logarithmic_parameter(mean_runs)
-        stand_in = self._stand_in(m_train, n_features, y_train)
-        run_epsilon, (candidates, run_event) = _largest_feasible(
+        stand_in = self._stand_in(X_train, m_train, y_train)
+        run_epsilon, (candidates, planned, run_event) = _largest_feasible(
             lambda e: self._plan(e, stand_in, m_train, m_score, n_features, n_val > 0),
             budget.epsilon, budget.delta, mean_runs)
         self.event_ = selection_event(run_event, mean_runs)
@@ -314,8 +319,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
 
         best = None
         for _ in range(int(rng.logseries(p_runs))):
-            params = candidates[int(rng.integers(len(candidates)))]
+            pick = int(rng.integers(len(candidates)))
+            params = candidates[pick]
             model = self._run(params, run_budget, rng.integers(2**63)).fit(X_train, y_train)
+            if model.event_ != planned[pick]:  # the accounting covers the planned mechanism only
+                raise RuntimeError(f"{type(model).__name__} ran another mechanism than the one planned from "
+                                   "the data's shape; please report this")
             score = self._noisy_score(model, X_score, y_score, scale, rng)
             if best is None or score > best[0]:
                 best = (score, params, model)
