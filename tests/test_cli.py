@@ -292,3 +292,22 @@ def test_audit_subcommand_reports_a_lower_bound_below_the_claim(capsys):
     out = capsys.readouterr().out
     assert "epsilon lower bound" in out and "below the claim" in out
     assert "no audit scenario" in _error_line(capsys, main(["audit", "dp_svrg_pp", "--runs", "10"]))
+
+
+def _fit_in_a_process(args):
+    from dperm.cli import main as cli_main
+
+    return cli_main(args)
+
+
+def test_concurrent_fits_on_one_ledger_lose_no_charge(tmp_path):
+    import multiprocessing
+
+    data, _ = _labelled(tmp_path, n=200)
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "10", "--delta", "1e-5"]) == 0
+    runs = [["fit", str(data), "--target", "target", "--epsilon", "0.5", "--delta", "1e-6", "--classes", "no,yes",
+             "--accountant", ledger, "--out", str(tmp_path / f"m{i}.json")] for i in range(4)]
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        assert pool.map(_fit_in_a_process, runs) == [0, 0, 0, 0]
+    assert len(json.load(open(ledger))["charges"]) == 4  # before the lock, concurrent saves lost charges

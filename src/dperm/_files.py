@@ -7,12 +7,14 @@ path before it reads any data, and writes by temporary file then rename.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["OutputPathError", "check_output_file", "check_output_dir", "write_atomic", "write_text_atomic"]
+__all__ = ["OutputPathError", "check_output_file", "check_output_dir", "write_atomic", "write_text_atomic",
+           "exclusive_lock"]
 
 
 class OutputPathError(ValueError):
@@ -76,3 +78,22 @@ def _umask() -> int:
 def write_text_atomic(path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     return write_atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def exclusive_lock(path) -> Iterator[None]:
+    """Hold an exclusive lock tied to ``path`` (on the side file ``path + ".lock"``, which
+    atomic rewrites of ``path`` never replace) until the block ends; other processes and
+    threads entering the same block wait. POSIX ``flock``; where it does not exist (Windows)
+    the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(f"{os.fspath(path)}.lock", "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from ._files import check_output_dir, check_output_file, write_atomic, write_text_atomic
+from ._files import check_output_dir, check_output_file, exclusive_lock, write_atomic, write_text_atomic
 from .bench.demo import DEFAULT_ALGORITHMS, DEFAULT_EPSILONS
 from .bench.scaling import DEFAULT_SIZES, PROBLEMS
 
@@ -300,10 +300,20 @@ def cmd_audit(args) -> int:
 
 
 def cmd_fit(args) -> int:
+    check_output_file(args.out)
+    if not args.accountant:
+        args.ledger = None
+        return _fit(args)
+    # read, charge and save the ledger under one lock: two fits charging the same ledger
+    # at once would otherwise both start from the same state and one charge be lost
+    with exclusive_lock(args.accountant):
+        args.ledger = _load_ledger(args.accountant)
+        return _fit(args)
+
+
+def _fit(args) -> int:
     from .problem.losses import make_loss
 
-    check_output_file(args.out)
-    args.ledger = _load_ledger(args.accountant) if args.accountant else None
     if args.params:
         try:
             hyper = json.loads(args.params)
