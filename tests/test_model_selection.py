@@ -161,3 +161,13 @@ def test_a_run_whose_mechanism_differs_from_the_planned_one_is_refused():
     X, y = _data(n=300)
     with pytest.raises(RuntimeError, match="planned"):
         PrivateSearch(_DataDependentSolver(classes=[0, 1]), {"alpha": [0.01]}, epsilon=1.0, random_state=0).fit(X, y)
+
+
+def test_without_a_seed_runs_take_the_secure_path_and_the_score_is_an_exact_integer_mechanism():
+    X, y = _data(n=300)
+    search = PrivateSearch(DPLogisticRegression(classes=[0, 1]), {"alpha": [0.01]}, epsilon=2.0).fit(X, y)
+    assert search.best_estimator_.random_state is None
+    run = search.event_.event.events[0]
+    score = run.events[-1]
+    assert type(score).__name__ == "DiscreteLaplaceRelease" and score.sensitivity == 1
+    assert search.best_score_ * 300 == pytest.approx(round(search.best_score_ * 300))  # an integer count + noise

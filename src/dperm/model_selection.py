@@ -42,7 +42,8 @@ from sklearn.utils.validation import check_is_fitted
 from .privacy import events as ev
 from .privacy.budget import PrivacyBudget, PrivacyWarning
 from .privacy.mechanisms import charge, charging
-from .privacy.noise import laplace_noise, make_rng
+from .privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
+from .privacy.noise import make_rng
 
 __all__ = ["PrivateSearch", "selection_epsilon", "warn_if_model_selection"]
 
@@ -130,11 +131,17 @@ def _logarithmic_parameter(mean_runs: float) -> float:
 
 
 # ---------------------------------------------------------------------------- the search
-# The noisy score's Laplace scale, in counts: a thousandth of the scored rows (a standard
-# deviation of 0.14 accuracy points), and at least what keeps the score's own pure epsilon
-# at a tenth of the total budget. Public: it depends on the row count and the budget only.
+# The noisy score is an integer (a count of correct predictions, or a sum of clipped
+# squared errors in units of cap / _SCORE_UNITS) plus discrete Laplace noise: exact integer
+# arithmetic (no floating-point attack). Its scale, per unit of sensitivity: a thousandth of
+# the scored rows (0.14 accuracy points of standard deviation), and at least what keeps the
+# score's pure epsilon at a tenth of the total budget. Public: row count and budget only.
 _SCORE_NOISE_SHARE = 1e-3
 _SCORE_BUDGET_SHARE = 0.1
+_SCORE_UNITS = 1024
+# a regressor's score moves by at most one cap (_SCORE_UNITS units) between neighbours,
+# plus one unit for the rounding and one for the correctly rounded float sum (math.fsum)
+_REGRESSION_SENSITIVITY = _SCORE_UNITS + 2
 
 
 def _rows(X, index):
@@ -148,15 +155,19 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     K from the logarithmic distribution of mean ``mean_runs`` (independent of the data);
     in each run fit a candidate drawn uniformly from ``param_grid`` with the run budget
     ``(run_epsilon_, run_delta_)`` (the estimator's own mechanism, Gaussian when delta > 0)
-    and score it with Laplace noise on the count of correct predictions (classifiers) or
-    on the sum of squared errors clipped to ``4 B^2``, B the label bound (regressors). The
-    best run's model, parameters and noisy score are released; K and the other runs are not.
+    and score it with discrete Laplace noise on the count of correct predictions
+    (classifiers) or on the sum of squared errors clipped to ``4 B^2``, B the label bound,
+    in integer units of ``4 B^2 / 1024`` (regressors). The best run's model, parameters and
+    noisy score are released; K and the other runs are not. With ``random_state=None``
+    every run takes its estimator's floating-point-safe path where it has one and the
+    score noise comes from the operating system's secure source (the number of runs and
+    the candidates, independent of the data, from NumPy seeded by OS entropy).
 
     Accounting, all from public inputs and before any data is read: each candidate's run
     is described by its event (the fit's event, computed by fitting a copy of the
     estimator on a stand-in of zeros with the same shape and label set: an event depends
     only on the shape, the declared bounds, the budget and the hyperparameters), plus the
-    score's ``LaplaceDpEvent``. A run that draws its candidate uniformly is a
+    score's :class:`~dperm.privacy.events.DiscreteLaplaceRelease`. A run that draws its candidate uniformly is a
     :class:`~dperm.privacy.events.OneOfRelease` of them, whose Renyi curve is the worst
     candidate's (:mod:`dperm.privacy.renyi`); the search is the
     ``RepeatAndSelectDpEvent`` of that run (``event_``), and ``run_epsilon_`` is the
@@ -237,9 +248,11 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         return clone(self.estimator).set_params(**params, epsilon=run_budget.epsilon, delta=run_budget.delta,
                                                 random_state=seed, accountant=None)
 
-    def _score_scale(self, m_score: int) -> float:
-        """Laplace scale of the noisy score, per unit of its sensitivity (public: m, epsilon)."""
-        return max(_SCORE_NOISE_SHARE * m_score, 1.0 / (_SCORE_BUDGET_SHARE * float(self.epsilon)))
+    def _score_event(self, m_score: int) -> ev.DiscreteLaplaceRelease:
+        """The noisy score's event (public: the scored row count and the budget)."""
+        sensitivity = 1 if is_classifier(self.estimator) else _REGRESSION_SENSITIVITY
+        per_unit = max(_SCORE_NOISE_SHARE * m_score, 1.0 / (_SCORE_BUDGET_SHARE * float(self.epsilon)))
+        return ev.DiscreteLaplaceRelease(scale=math.ceil(sensitivity * per_unit), sensitivity=sensitivity)
 
     def _plan(self, run_epsilon: float, stand_in, m_train: int, m_score: int, n_features: int, held_out: bool):
         """Candidates and the run event at ``run_epsilon``, from public inputs only: each
@@ -247,12 +260,13 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         labels cycling through the label set)."""
         run_budget = PrivacyBudget(run_epsilon, float(self.delta))
         candidates = self._candidates(m_train, n_features, run_budget)
-        score = _dpe.LaplaceDpEvent(self._score_scale(m_score))
+        score = self._score_event(m_score)
+        seed = None if self.random_state is None else 0  # the secure path, where the runs take it
         fits, runs = [], []
         for params in candidates:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)  # stand-in fits: no data, nothing to warn about
-                fits.append(self._run(params, run_budget, 0).fit(*stand_in).event_)
+                fits.append(self._run(params, run_budget, seed).fit(*stand_in).event_)
             runs.append(ev.OneOfRelease([fits[-1], score]) if held_out else ev.composed([fits[-1], score]))
         return candidates, fits, ev.OneOfRelease(runs)
 
@@ -269,16 +283,19 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         labels = np.asarray(declared) if declared is not None else np.unique(y)  # the label set is public
         return X0, np.resize(labels, m_train)
 
-    def _noisy_score(self, model, X, y, scale: float, rng) -> float:
-        """Noisy score: Laplace on a count of replace-one sensitivity 1 (classifiers) or on a
-        sum of squared errors each clipped to 4 B^2 (regressors)."""
+    def _noisy_score(self, model, X, y, event: ev.DiscreteLaplaceRelease, source) -> float:
+        """The integer score plus discrete Laplace noise, back in score units (per row)."""
         m = X.shape[0]
         if is_classifier(model):
-            correct = float(np.sum(model.predict(X) == y))
-            return (correct + float(laplace_noise(rng, scale, 1)[0])) / m
-        cap = 4.0 * float(getattr(model, "label_bound", 1.0)) ** 2
-        errors = float(np.sum(np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap)))
-        return -(errors + float(laplace_noise(rng, cap * scale, 1)[0])) / m
+            units = int(np.sum(model.predict(X) == y))  # replace-one sensitivity 1
+            sign, per_unit = 1.0, 1.0
+        else:
+            cap = 4.0 * float(getattr(model, "label_bound", 1.0)) ** 2
+            errors = math.fsum(np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap).tolist())
+            units = int(round(errors / cap * _SCORE_UNITS))
+            sign, per_unit = -1.0, cap / _SCORE_UNITS
+        noisy = units + int(discrete_laplace(source, event.scale, 1)[0])
+        return sign * noisy * per_unit / m
 
     def fit(self, X, y):
         """Run the search on (X, y) and keep the best run (see the class docstring)."""
@@ -315,17 +332,19 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         with charging(self.accountant):  # before any run reads the data
             charge(self.event_, label="PrivateSearch")
         run_budget = PrivacyBudget(run_epsilon, budget.delta)
-        scale = self._score_scale(m_score)
+        score_event = self._score_event(m_score)
+        secure = self.random_state is None  # production: secure sources throughout
+        source = SecureRandom() if secure else GeneratorSource(rng)
 
         best = None
         for _ in range(int(rng.logseries(p_runs))):
             pick = int(rng.integers(len(candidates)))
             params = candidates[pick]
-            model = self._run(params, run_budget, rng.integers(2**63)).fit(X_train, y_train)
+            model = self._run(params, run_budget, None if secure else rng.integers(2**63)).fit(X_train, y_train)
             if model.event_ != planned[pick]:  # the accounting covers the planned mechanism only
                 raise RuntimeError(f"{type(model).__name__} ran another mechanism than the one planned from "
                                    "the data's shape; please report this")
-            score = self._noisy_score(model, X_score, y_score, scale, rng)
+            score = self._noisy_score(model, X_score, y_score, score_event, source)
             if best is None or score > best[0]:
                 best = (score, params, model)
         self.best_score_, self.best_params_, self.best_estimator_ = best

@@ -116,7 +116,7 @@ def _flatten(event, flat: _Flat, count: int) -> None:
             flat.gaussian_mu2 += count / (ratio * ratio)
         else:
             flat.sampled.append((ratio, count, q))
-    elif isinstance(event, (ev.L2LaplaceRelease, ev.SecureLaplaceRelease)):
+    elif isinstance(event, (ev.L2LaplaceRelease, ev.SecureLaplaceRelease, ev.DiscreteLaplaceRelease)):
         flat.pure.append((event.epsilon, count, False))
     elif isinstance(event, ev.ExponentialMechanismRelease):
         flat.pure.append((event.epsilon, count, True))

@@ -46,7 +46,7 @@ __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
     "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "ExponentialMechanismRelease",
-    "ApproximateDpRelease", "ObjectivePerturbationRelease", "OneOfRelease", "gaussian_release", "composed", "repeated", "describe",
+    "ApproximateDpRelease", "ObjectivePerturbationRelease", "OneOfRelease", "DiscreteLaplaceRelease", "gaussian_release", "composed", "repeated", "describe",
     "from_description", "sampled_releases",
 ]
 
@@ -175,6 +175,22 @@ class ExponentialMechanismRelease(_dpe.DpEvent):
 
     epsilon: float = attr.ib(validator=_positive)
     candidates: int = attr.ib(default=0)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteLaplaceRelease(_dpe.DpEvent):
+    """An integer query plus discrete Laplace noise, ``P(k) ~ exp(-|k| / scale)`` (the
+    geometric mechanism; Ghosh, Roughgarden, Sundararajan 2009): exact integer arithmetic,
+    so no floating-point attack applies; pure ``sensitivity / scale``-DP for a query of
+    replace-one sensitivity ``sensitivity`` (integers).
+    """
+
+    scale: int = attr.ib()
+    sensitivity: int = attr.ib()
+
+    @property
+    def epsilon(self) -> float:
+        return self.sensitivity / self.scale
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

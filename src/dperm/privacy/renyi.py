@@ -11,7 +11,7 @@ full-batch event of :mod:`dperm.privacy.events`, each a valid upper bound:
 - ``GaussianDpEvent`` / ``GaussianRelease`` (sensitivity Delta, standard deviation sigma):
   ``lambda mu^2 / 2`` with ``mu = Delta / sigma``, exact (Mironov 2017, Proposition 7);
 - ``LaplaceDpEvent`` (scale b per unit of sensitivity): Mironov 2017, Proposition 6, exact;
-- a pure epsilon-DP release (L2-Laplace, secure Laplace, exponential mechanism,
+- a pure epsilon-DP release (L2-Laplace, secure or discrete Laplace, exponential mechanism,
   ``RandomizedResponseDpEvent``): the divergence of binary randomized response with
   parameter epsilon, the dominating pair of every pure epsilon-DP mechanism (Kairouz, Oh,
   Viswanath 2015),
@@ -117,7 +117,8 @@ def _curve(event, orders: np.ndarray) -> np.ndarray:
             raise UnsupportedRenyiEvent("randomized response is supported with 2 buckets")
         p = float(event.noise_parameter)
         return _pure_curve(math.log((2.0 - p) / p) if p > 0 else math.inf, orders)
-    if isinstance(event, (ev.L2LaplaceRelease, ev.SecureLaplaceRelease, ev.ExponentialMechanismRelease)):
+    if isinstance(event, (ev.L2LaplaceRelease, ev.SecureLaplaceRelease, ev.DiscreteLaplaceRelease,
+                          ev.ExponentialMechanismRelease)):
         return _pure_curve(float(event.epsilon), orders)
     if isinstance(event, ev.ObjectivePerturbationRelease):
         if event.noise != "gaussian":
