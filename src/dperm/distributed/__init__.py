@@ -43,18 +43,25 @@ SUPPORTED_ALGORITHMS: tuple[str, ...] = (
 
 
 def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,
-                 intercept_scaling=0.0):
+                 intercept_scaling=0.0, sample_weight=None):
     """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask
     collection, an in-memory :class:`~dperm.problem.ERMProblem` otherwise. Same
     parameters as :class:`~dperm.problem.ERMProblem`; ``intercept_scaling`` > 0 adds the
-    constant intercept column (virtual in both)."""
+    constant intercept column (virtual in both). ``sample_weight`` (weights in [0, 1]) is
+    for in-memory data only, for now."""
     if is_dask_collection(X):
+        if sample_weight is not None:
+            raise NotImplementedError(
+                "sample_weight is not supported on Dask data yet; pass the data in memory, or fit unweighted"
+            )
         return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
                               intercept_scaling=intercept_scaling)
     if is_dask_collection(y):
         raise TypeError("y is a Dask collection but X is not; pass both as Dask collections (or neither)")
+    if is_dask_collection(sample_weight):
+        raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
     return ERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
-                      intercept_scaling=intercept_scaling)
+                      intercept_scaling=intercept_scaling, sample_weight=sample_weight)
 
 
 def check_supported(problem, algorithm: str) -> None:

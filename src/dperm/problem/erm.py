@@ -145,6 +145,8 @@ class ERMProblem:
     float64 arithmetic.
     """
 
+    sample_weight: np.ndarray | None = None  # per-example weights in [0, 1], or None (unweighted)
+
     def __init__(
         self,
         X,
