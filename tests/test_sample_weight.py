@@ -1,0 +1,259 @@
+"""sample_weight: per-example weights in [0, 1] on the problem, every algorithm, dperm.minimize
+and the estimators (docs/estimators.md, "Sample weights").
+
+Weights of ones reproduce the unweighted fit bit for bit; a zero weight removes a row's
+contribution (the objective still divided by n); the event and the noise do not depend on
+the weights (the sensitivity argument); weights outside [0, 1] are refused with a message
+that quotes no value.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dperm
+from dperm.algorithms import get
+from dperm.algorithms.sgd import run_noisy_sgd
+from dperm.privacy import PrivacyBudget
+from dperm.problem import CustomLoss, ERMProblem
+
+from test_catalogue import SPECS, data
+
+
+def _weights(n, seed=3):
+    rng = np.random.default_rng(seed)
+    s = rng.uniform(0.0, 1.0, size=n)
+    s[::7] = 0.0
+    s[1::11] = 1.0
+    return s
+
+
+def _fit(name, sample_weight, matrix=None, seed=11):
+    loss, reg, constraint, delta = SPECS[name]
+    X, y = data(loss)
+    problem = ERMProblem(X if matrix is None else matrix(X), y, loss, reg, constraint, sample_weight=sample_weight)
+    return get(name).fit(problem, PrivacyBudget(1.0, delta), rng=seed)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_weights_of_ones_give_the_unweighted_fit_bit_for_bit(name):
+    n = data(SPECS[name][0])[0].shape[0]
+    plain, ones = _fit(name, None), _fit(name, np.ones(n))
+    assert np.array_equal(plain.coef, ones.coef)
+    assert repr(plain.event) == repr(ones.event) and plain.privacy_spent == ones.privacy_spent
+
+
+# a net's argmax, and dp_gd_so stopped at w_0 by its vacuous tests at this n, may not move
+MAY_NOT_MOVE = {"exponential_mechanism", "localization", "dp_gd_so"}
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_weights_leave_the_event_and_the_noise_unchanged(name):
+    """The sensitivity is that of the unweighted problem (docs/estimators.md), so the
+    event (every noise scale) and the budget spent are those of the unweighted fit, while
+    the weights do change the model."""
+    n = data(SPECS[name][0])[0].shape[0]
+    plain, weighted = _fit(name, None), _fit(name, _weights(n))
+    assert repr(plain.event) == repr(weighted.event)
+    assert plain.privacy_spent == weighted.privacy_spent
+    assert plain.hyperparameters == weighted.hyperparameters
+    if name not in MAY_NOT_MOVE:
+        assert not np.array_equal(plain.coef, weighted.coef)
+
+
+@pytest.mark.parametrize("name", ["dp_sgd", "dp_svrg", "objective_perturbation", "noisy_gd"])
+def test_weighted_fits_agree_on_dense_and_csr(name):
+    n = data(SPECS[name][0])[0].shape[0]
+    s = _weights(n)
+    np.testing.assert_allclose(_fit(name, s, sp.csr_matrix).coef, _fit(name, s).coef, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("intercept", [0.0, 0.5])
+@pytest.mark.parametrize("kind", ["dense", "csr", "float32"])
+def test_zero_weight_removes_the_row_from_the_gradient(kind, intercept):
+    """sum over the kept rows of s_i grad f_i, divided by n: the weighted gradient times n
+    equals the gradient of the problem without the zero-weight rows times its n."""
+    X, y = data("logistic", n=60, seed=1)
+    X = X * 1.3  # some rows above the bound: clipped per row, before weighting
+    s = _weights(60)
+    keep = s > 0
+    convert = {"dense": lambda A: A, "csr": sp.csr_matrix, "float32": lambda A: A.astype(np.float32)}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dperm.DataNormWarning)
+        weighted = ERMProblem(convert(X), y, "logistic", ("l2", 0.1), intercept_scaling=intercept, sample_weight=s)
+        kept = ERMProblem(convert(X[keep]), y[keep], "logistic", ("l2", 0.1), intercept_scaling=intercept,
+                          sample_weight=s[keep])
+    w = np.random.default_rng(0).normal(size=weighted.n_features)
+    rtol = 1e-5 if kind == "float32" else 1e-12
+    np.testing.assert_allclose(weighted.loss_gradient(w) * 60, kept.loss_gradient(w) * keep.sum(), rtol=rtol)
+    np.testing.assert_allclose(weighted.loss_value(w) * 60, kept.loss_value(w) * keep.sum(), rtol=rtol)
+    np.testing.assert_allclose(weighted.hessian(w) - 0.1 * np.eye(weighted.d),
+                               (kept.hessian(w) - 0.1 * np.eye(weighted.d)) * keep.sum() / 60, rtol=rtol, atol=1e-12)
+    v = np.arange(1.0, weighted.d + 1)
+    np.testing.assert_allclose(weighted.hessian_vector(w, v) - 0.1 * v,
+                               (kept.hessian_vector(w, v) - 0.1 * v) * keep.sum() / 60, rtol=rtol, atol=1e-12)
+    # per-example gradients are the unweighted ones times s_i (a zero row for weight 0)
+    plain = ERMProblem(convert(X), y, "logistic", ("l2", 0.1), intercept_scaling=intercept)
+    np.testing.assert_allclose(weighted.per_example_gradients(w), plain.per_example_gradients(w) * s[:, None],
+                               rtol=rtol, atol=1e-12)
+    rows = np.array([0, 3, 7, 8])
+    np.testing.assert_allclose(weighted.batch_loss_gradient(w, rows),
+                               (plain.per_example_gradients(w, rows) * s[rows, None]).mean(axis=0), rtol=rtol)
+
+
+def test_the_objective_is_divided_by_n_not_by_the_sum_of_the_weights():
+    X, y = data("logistic", n=50)
+    half = ERMProblem(X, y, "logistic", sample_weight=np.full(50, 0.5))
+    plain = ERMProblem(X, y, "logistic")
+    w = np.array([0.3, -0.2])
+    assert half.loss_value(w) == 0.5 * plain.loss_value(w)
+    np.testing.assert_array_equal(half.loss_gradient(w), 0.5 * plain.loss_gradient(w))
+
+
+def test_compiled_sgd_kernel_applies_the_weights():
+    """No noise, no regularizer: every weight 1/2 halves every gradient, which is a step of
+    half the size (powers of two scale exactly)."""
+    X, y = data("logistic", n=80)
+    plain = ERMProblem(X, y, "logistic", constraint=("l2_ball", 5.0))
+    half = ERMProblem(X, y, "logistic", constraint=("l2_ball", 5.0), sample_weight=np.full(80, 0.5))
+    etas = np.full(40, 0.5)
+    runs = [run_noisy_sgd(p, np.zeros(2), e, batch_size=8, sampling="without_replacement", sigma=0.0,
+                          rng=np.random.default_rng(4), domain=p.constraint)[0]
+            for p, e in ((half, etas), (plain, etas / 2))]
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-13, atol=1e-15)
+    zero = ERMProblem(X, y, "logistic", constraint=("l2_ball", 5.0), sample_weight=np.zeros(80))
+    w, _ = run_noisy_sgd(zero, np.zeros(2), etas, batch_size=8, sampling="poisson", sigma=0.0,
+                         rng=np.random.default_rng(4), domain=zero.constraint)
+    assert np.all(w == 0.0)
+
+
+def test_custom_loss_weights_values_gradients_and_hessian_vectors():
+    def value(w, X, y):
+        return 0.5 * (X @ w - y) ** 2
+
+    def gradient(w, X, y):
+        return (X @ w - y)[:, None] * X
+
+    def hessian_vector(w, v, X, y):
+        return X.T @ (X @ v) / X.shape[0]
+
+    loss = CustomLoss(value, gradient, lipschitz=10.0, smoothness=1.0, hessian_vector=hessian_vector, convex=True)
+    X, y = data("huber", n=40)
+    s = _weights(40)
+    weighted = ERMProblem(X, y, loss, sample_weight=s)
+    w, v = np.array([0.2, -0.4]), np.array([1.0, 2.0])
+    assert weighted.loss_value(w) == pytest.approx(np.sum(s * value(w, X, y)) / 40, rel=1e-12)
+    np.testing.assert_allclose(weighted.loss_gradient(w), (s[:, None] * gradient(w, X, y)).sum(axis=0) / 40,
+                               rtol=1e-12)
+    np.testing.assert_allclose(weighted.hessian_vector(w, v), X.T @ (s * (X @ v)) / 40, rtol=1e-6)
+
+
+BAD = {
+    "above one": lambda n: np.r_[np.ones(n - 1), 1.5],
+    "negative": lambda n: np.r_[np.ones(n - 1), -0.25],
+    "nan": lambda n: np.r_[np.ones(n - 1), np.nan],
+    "inf": lambda n: np.r_[np.ones(n - 1), np.inf],
+    "short": lambda n: np.ones(n - 1),
+    "2-d": lambda n: np.ones((n, 2)),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD))
+def test_bad_weights_are_a_one_line_error_quoting_no_value(bad):
+    X, y = data("logistic", n=30)
+    s = BAD[bad](30)
+    entry_points = [
+        lambda: ERMProblem(X, y, "logistic", sample_weight=s),
+        lambda: dperm.minimize(X, y, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), sample_weight=s),
+        lambda: dperm.DPLogisticRegression(classes=[-1, 1]).fit(X, y, sample_weight=s),
+        lambda: dperm.DPHuberRegressor().fit(X, y, sample_weight=s),
+    ]
+    for call in entry_points:
+        with pytest.raises(ValueError) as caught:
+            call()
+        message = str(caught.value)
+        assert "\n" not in message
+        assert "1.5" not in message and "-0.25" not in message  # the offending value is data
+
+
+def test_estimators_refuse_weights_above_one_with_the_privacy_reason():
+    X, y = data("logistic", n=30)
+    with pytest.raises(ValueError, match=r"sample_weight must be in \[0, 1\]"):
+        dperm.DPLinearSVC(classes=[-1, 1]).fit(X, y, sample_weight=np.full(30, 2.0))
+
+
+def _blobs3(n=300):
+    rng = np.random.default_rng(0)
+    y = np.arange(n) % 3
+    centres = np.array([[1.0, 0.0], [-0.5, 0.8], [-0.5, -0.8]])
+    X = centres[y] + 0.3 * rng.normal(size=(n, 2))
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True)), y
+
+
+ESTIMATORS = [
+    (dperm.DPLogisticRegression, dict(classes=[0, 1, 2]), "three"),
+    (dperm.DPLinearSVC, dict(classes=[0, 1, 2]), "three"),
+    (dperm.DPHuberRegressor, {}, "real"),
+    (dperm.DPLinearRegression, {}, "real"),
+    (dperm.DPRobustRegressor, {}, "real"),
+    (dperm.DPGLMRegressor, {}, "unit"),
+]
+
+
+@pytest.mark.parametrize("cls, params, targets", ESTIMATORS, ids=[c.__name__ for c, _, _ in ESTIMATORS])
+def test_estimators_take_sample_weight(cls, params, targets):
+    X, labels = _blobs3()
+    y = {"three": labels, "real": X[:, 0] - 0.5 * X[:, 1], "unit": (X[:, 0] + 1) / 2}[targets]
+    s = _weights(len(y))
+
+    def fit(sample_weight):
+        return cls(epsilon=1.0, random_state=2, **params).fit(X, y, sample_weight=sample_weight)
+
+    plain, ones, weighted = fit(None), fit(np.ones(len(y))), fit(s)
+    np.testing.assert_array_equal(plain.coef_, ones.coef_)
+    np.testing.assert_array_equal(plain.intercept_, ones.intercept_)
+    assert repr(plain.event_) == repr(weighted.event_)  # the same mechanisms and noise
+    assert plain.privacy_spent_ == weighted.privacy_spent_
+    # the weights reach every fit (each one-vs-rest model moves)
+    coef_plain, coef_weighted = np.atleast_2d(plain.coef_), np.atleast_2d(weighted.coef_)
+    assert all(not np.array_equal(a, b) for a, b in zip(coef_plain, coef_weighted))
+
+
+def test_estimator_accepts_lists_pandas_and_a_scalar_weight():
+    import pandas as pd
+
+    X, y = data("logistic", n=40)
+    est = dperm.DPLogisticRegression(classes=[-1, 1], random_state=0)
+    reference = est.fit(X, y, sample_weight=np.full(40, 0.5)).coef_.copy()
+    for s in ([0.5] * 40, pd.Series([0.5] * 40), 0.5):
+        np.testing.assert_array_equal(est.fit(X, y, sample_weight=s).coef_, reference)
+
+
+def test_all_zero_weights_are_refused():
+    X, y = data("logistic", n=40)
+    with pytest.raises(ValueError, match="zero"):
+        dperm.DPLogisticRegression(classes=[-1, 1]).fit(X, y, sample_weight=np.zeros(40))
+
+
+def test_dask_input_refuses_sample_weight():
+    da = pytest.importorskip("dask.array")
+    X, y = data("logistic", n=40)
+    with pytest.raises(NotImplementedError, match="sample_weight"):
+        dperm.minimize(da.from_array(X, chunks=20), da.from_array(y, chunks=20), epsilon=1.0, delta=1e-5,
+                       regularizer=("l2", 0.1), algorithm="noisy_gd", sample_weight=np.ones(40))
+    with pytest.raises(NotImplementedError, match="sample_weight"):
+        dperm.DPLogisticRegression(classes=[-1, 1]).fit(da.from_array(X, chunks=20), y, sample_weight=np.ones(40))
+
+
+def test_replace_row_can_replace_a_weight_only():
+    X, y = data("logistic", n=30)
+    problem = ERMProblem(X, y, "logistic", sample_weight=_weights(30))
+    neighbour = problem.replace_row(4, X[4], y[4], weight=0.0)
+    assert neighbour.sample_weight[4] == 0.0
+    assert np.array_equal(np.delete(neighbour.sample_weight, 4), np.delete(problem.sample_weight, 4))
+    unweighted = ERMProblem(X, y, "logistic").replace_row(0, X[0], y[0], weight=0.5)
+    assert unweighted.sample_weight[0] == 0.5 and np.all(unweighted.sample_weight[1:] == 1.0)
+    assert ERMProblem(X, y, "logistic").astype(np.float32).sample_weight is None
+    assert np.array_equal(problem.astype(np.float32).sample_weight, problem.sample_weight)
