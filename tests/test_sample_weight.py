@@ -257,3 +257,23 @@ def test_replace_row_can_replace_a_weight_only():
     assert unweighted.sample_weight[0] == 0.5 and np.all(unweighted.sample_weight[1:] == 1.0)
     assert ERMProblem(X, y, "logistic").astype(np.float32).sample_weight is None
     assert np.array_equal(problem.astype(np.float32).sample_weight, problem.sample_weight)
+
+
+def test_private_search_passes_the_weights_to_its_runs_and_scores():
+    from dperm.model_selection import PrivateSearch
+
+    X, y = data("logistic", n=200)
+
+    def search(sample_weight, fraction=0.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return PrivateSearch(dperm.DPLogisticRegression(classes=[-1, 1]), epsilon=1.0, delta=1e-5, mean_runs=3,
+                                 validation_fraction=fraction, random_state=0).fit(X, y, sample_weight=sample_weight)
+
+    plain, ones, weighted = search(None, 0.25), search(np.ones(200), 0.25), search(_weights(200), 0.25)
+    np.testing.assert_array_equal(plain.best_estimator_.coef_, ones.best_estimator_.coef_)
+    assert plain.best_score_ == ones.best_score_
+    assert repr(plain.event_) == repr(weighted.event_) and plain.privacy_spent_ == weighted.privacy_spent_
+    assert plain.best_score_ != weighted.best_score_
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        search(np.full(200, 2.0))
