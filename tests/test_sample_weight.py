@@ -277,3 +277,33 @@ def test_private_search_passes_the_weights_to_its_runs_and_scores():
     assert plain.best_score_ != weighted.best_score_
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         search(np.full(200, 2.0))
+
+
+def test_cli_fit_reads_the_weight_column_like_the_target(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from dperm.cli import main
+
+    X, y = data("logistic", n=200)
+    s = _weights(200)
+    frame = pd.DataFrame(X, columns=["u", "v"]).assign(w=s, y=y.astype(int))
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    common = ["fit", str(tmp_path / "d.csv"), "--target", "y", "--classes=-1,1", "--epsilon", "1",
+              "--delta", "1e-5", "--seed", "3"]
+    assert main([*common, "--sample-weight", "w", "--out", str(tmp_path / "m.json")]) == 0
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert model["feature_names"] == ["u", "v"] and model["sample_weight"] == "w"
+    expected = dperm.DPLogisticRegression(epsilon=1, delta=1e-5, classes=[-1, 1], random_state=3)
+    expected.fit(X, y.astype(int), sample_weight=s)
+    np.testing.assert_allclose(model["coef"], expected.coef_.ravel(), rtol=1e-12)
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    capsys.readouterr()
+    frame.assign(w=np.r_[s[:-1], 7.5]).to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["fit", str(tmp_path / "bad.csv"), *common[2:], "--sample-weight", "w",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert "[0, 1]" in err and "7.5" not in err and len(err.strip().splitlines()) == 1
+    assert main([*common, "--sample-weight", "nope", "--out", str(tmp_path / "x.json")]) == 2
+    assert "no column 'nope'" in capsys.readouterr().err
