@@ -237,14 +237,61 @@ def test_all_zero_weights_are_refused():
         dperm.DPLogisticRegression(classes=[-1, 1]).fit(X, y, sample_weight=np.zeros(40))
 
 
-def test_dask_input_refuses_sample_weight():
+DASK_ALGORITHMS = {  # a full-batch algorithm of each kind (Hessian, gradient, Hessian-vector), short runs
+    "objective_perturbation": {},
+    "noisy_gd": {"steps": 8},
+    "output_perturbation": {"tolerance": 1e-10},
+}
+
+
+@pytest.mark.parametrize("name", sorted(DASK_ALGORITHMS))
+@pytest.mark.parametrize("sparse_blocks", [False, True])
+def test_weighted_fit_on_dask_equals_the_in_memory_one(name, sparse_blocks):
     da = pytest.importorskip("dask.array")
-    X, y = data("logistic", n=40)
+    X, y = data("logistic", n=120)
+    X = X * 1.2  # some rows clipped, block by block
+    s = _weights(120)
+    dX = da.from_array(sp.csr_matrix(X) if sparse_blocks else X, chunks=(50, 2))
+    common = dict(epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm=name, random_state=4,
+                  **DASK_ALGORITHMS[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dperm.DataNormWarning)
+        memory = dperm.minimize(X, y, sample_weight=s, **common)
+        for weights in (s, da.from_array(s, chunks=50)):
+            on_dask = dperm.minimize(dX, da.from_array(y, chunks=50), sample_weight=weights, **common)
+            np.testing.assert_allclose(on_dask.coef, memory.coef, rtol=1e-7, atol=1e-9)
+            assert repr(on_dask.event) == repr(memory.event)
+
+
+def test_dask_weights_are_checked_block_by_block():
+    da = pytest.importorskip("dask.array")
+    X, y = data("logistic", n=60)
+    dX, dy = da.from_array(X, chunks=(20, 2)), da.from_array(y, chunks=20)
+    for bad in (np.r_[np.ones(59), 1.5], np.r_[np.ones(59), np.nan], np.r_[-0.25, np.ones(59)]):
+        with pytest.raises(ValueError, match=r"\[0, 1\]") as caught:
+            dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm="noisy_gd",
+                           sample_weight=da.from_array(bad, chunks=20))
+        assert "1.5" not in str(caught.value) and "0.25" not in str(caught.value)
+    with pytest.raises(ValueError, match="sample_weight has 59 entries"):
+        dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), sample_weight=np.ones(59))
+    # the mini-batch algorithms gather rows without their weights: refused before any charge
+    accountant = dperm.BudgetAccountant(10.0, 1e-3)
     with pytest.raises(NotImplementedError, match="sample_weight"):
-        dperm.minimize(da.from_array(X, chunks=20), da.from_array(y, chunks=20), epsilon=1.0, delta=1e-5,
-                       regularizer=("l2", 0.1), algorithm="noisy_gd", sample_weight=np.ones(40))
-    with pytest.raises(NotImplementedError, match="sample_weight"):
-        dperm.DPLogisticRegression(classes=[-1, 1]).fit(da.from_array(X, chunks=20), y, sample_weight=np.ones(40))
+        dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm="dp_sgd",
+                       sample_weight=np.ones(60), accountant=accountant)
+    assert accountant.spent is None and not accountant.events
+    with pytest.raises(TypeError, match="Dask"):
+        dperm.minimize(X, y, epsilon=1.0, delta=1e-5, sample_weight=da.from_array(np.ones(60), chunks=20))
+
+
+def test_estimator_on_dask_takes_sample_weight():
+    da = pytest.importorskip("dask.array")
+    X, y = data("logistic", n=120)
+    s = _weights(120)
+    params = dict(classes=[-1, 1], random_state=1, solver="noisy_gd", solver_params={"steps": 8})
+    memory = dperm.DPLogisticRegression(**params).fit(X, y, sample_weight=s)
+    on_dask = dperm.DPLogisticRegression(**params).fit(da.from_array(X, chunks=(40, 2)), y, sample_weight=s)
+    np.testing.assert_allclose(on_dask.coef_, memory.coef_, rtol=1e-7, atol=1e-9)
 
 
 def test_replace_row_can_replace_a_weight_only():

@@ -57,6 +57,8 @@ def weights_of(problem) -> np.ndarray:
     """The problem's sample weights as the kernels take them: a contiguous float64 vector,
     or an empty one for an unweighted problem (one compiled signature for both)."""
     weights = getattr(problem, "sample_weight", None)
+    if weights is not None and not isinstance(weights, np.ndarray):  # Dask weights: not indexed by batch rows
+        raise NotImplementedError("the compiled mini-batch kernels take in-memory sample weights only")
     return np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
 
 

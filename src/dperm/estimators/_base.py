@@ -125,13 +125,15 @@ class DPLinearModelMixin(BaseEstimator):
     def _sample_weight(sample_weight, X):
         """``sample_weight`` validated as scikit-learn does (shape, finite values, a number
         broadcast, not all zero), then checked to lie in [0, 1] (privacy: a record's weight
-        may only shrink its influence); ``None`` stays ``None`` (an unweighted fit)."""
+        may only shrink its influence); ``None`` stays ``None`` (an unweighted fit). With
+        Dask data the weights are checked (shape, [0, 1]) block by block when the problem is
+        built, never gathered."""
         if sample_weight is None:
             return None
-        if is_dask_collection(X) or is_dask_collection(sample_weight):
-            raise NotImplementedError(
-                "sample_weight is not supported on Dask data yet; pass the data in memory, or fit unweighted"
-            )
+        if is_dask_collection(X):
+            return sample_weight
+        if is_dask_collection(sample_weight):
+            raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         return check_sample_weight(sample_weight, X.shape[0])
 
