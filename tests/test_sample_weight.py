@@ -354,3 +354,31 @@ def test_cli_fit_reads_the_weight_column_like_the_target(tmp_path, capsys):
     assert "[0, 1]" in err and "7.5" not in err and len(err.strip().splitlines()) == 1
     assert main([*common, "--sample-weight", "nope", "--out", str(tmp_path / "x.json")]) == 2
     assert "no column 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compiled_svrg_kernel_weights_the_corrections(sparse):
+    """One inner step, no noise, no regularizer, step 1, denominator 1: the move is the sum
+    of the weighted corrections s_i (phi'(<x_i, w>) - phi'(<x_i, w~>)) x_i, with the
+    snapshot slopes weighted as dp_svrg computes them (ERMProblem._slopes)."""
+    from dperm.algorithms import _kernels
+
+    X, y = data("logistic", n=100)
+    s = _weights(100)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1), sample_weight=s)
+    Xk = sp.csr_matrix(problem.X) if sparse else np.ascontiguousarray(problem.X)
+    code, param = _kernels.loss_code(problem.loss)
+    rows, counts = np.arange(100, dtype=np.int64).reshape(1, 100), np.array([100], dtype=np.int64)
+    w_snap = np.array([0.3, -0.2])
+    snap_slopes = np.ascontiguousarray(problem._slopes(problem.margins(w_snap)))
+    w0 = w_snap + np.array([1e-3, -2e-3])
+    w, w_sum, scales = w0.copy(), np.zeros(2), np.empty(1)
+    args = (problem.y, _kernels.weights_of(problem), w, w_snap, np.zeros(2), snap_slopes, rows, counts,
+            np.zeros((1, 2)), 1.0, np.array([1.0]), 1.0, code, param, 0.0, 0.0, 0, 0.0, w_sum,
+            2.0 * problem.lipschitz, problem.constants.loss_smoothness, problem.data_norm, scales)
+    if sparse:
+        _kernels.svrg_steps_csr(Xk.indptr, Xk.indices, Xk.data, *args)
+    else:
+        _kernels.svrg_steps_dense(Xk, *args)
+    d1 = problem.loss.derivative(X @ w0, y) - problem.loss.derivative(X @ w_snap, y)
+    np.testing.assert_allclose(w0 - w, X.T @ (s * d1), rtol=1e-9, atol=1e-15)
