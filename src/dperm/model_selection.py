@@ -264,26 +264,24 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         labels = np.asarray(declared) if declared is not None else np.unique(y)  # the label set is public
         return X0, np.resize(labels, m_train)
 
-    def _noisy_score(self, model, X, y, scale: float, rng, sample_weight=None) -> float:
+    def _noisy_score(self, model, X, y, scale: float, rng) -> float:
         """Noisy score: Laplace on a count of replace-one sensitivity 1 (classifiers) or on a
-        sum of squared errors each clipped to 4 B^2 (regressors). With sample weights s_i in
-        [0, 1] each row's term is multiplied by s_i: it stays in [0, 1] (in [0, 4 B^2]), so
-        the sensitivity is unchanged; the sum is still divided by the row count m (public)."""
+        sum of squared errors each clipped to 4 B^2 (regressors)."""
         m = X.shape[0]
-        s = np.ones(m) if sample_weight is None else sample_weight
         if is_classifier(model):
-            correct = float(np.sum(s * (model.predict(X) == y)))
+            correct = float(np.sum(model.predict(X) == y))
             return (correct + float(laplace_noise(rng, scale, 1)[0])) / m
         cap = 4.0 * float(getattr(model, "label_bound", 1.0)) ** 2
-        errors = float(np.sum(s * np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap)))
+        errors = float(np.sum(np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap)))
         return -(errors + float(laplace_noise(rng, cap * scale, 1)[0])) / m
 
     def fit(self, X, y, sample_weight=None):
         """Run the search on (X, y) and keep the best run (see the class docstring).
 
         ``sample_weight``: per-example weights in [0, 1] (or None), passed to every run's
-        fit (its training rows) and weighting each row's term of the noisy score (its
-        scoring rows); the accounting is unchanged (docs/estimators.md)."""
+        fit (on its training rows); the noisy score stays unweighted (a count of correct
+        predictions, or a sum of clipped errors, on the scoring rows). The accounting is
+        unchanged (docs/estimators.md)."""
         budget = PrivacyBudget(self.epsilon, self.delta)
         if budget.delta <= 0:
             raise ValueError("PrivateSearch needs delta > 0 (its Renyi accounting converts to (epsilon, delta))")
@@ -300,13 +298,13 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             sample_weight = self.estimator._sample_weight(sample_weight, X)
         rng = make_rng(self.random_state)
         y = np.asarray(y)
-        s_train = s_score = sample_weight
+        s_train = sample_weight
         if n_val:
             order = rng.permutation(n)
             val, train = order[:n_val], order[n_val:]
             X_train, y_train, X_score, y_score = _rows(X, train), y[train], _rows(X, val), y[val]
             if sample_weight is not None:
-                s_train, s_score = sample_weight[train], sample_weight[val]
+                s_train = sample_weight[train]
         else:
             X_train, y_train, X_score, y_score = X, y, X, y
         m_train, m_score = X_train.shape[0], X_score.shape[0]
@@ -328,7 +326,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         for _ in range(int(rng.logseries(p_runs))):
             params = candidates[int(rng.integers(len(candidates)))]
             model = self._run(params, run_budget, rng.integers(2**63)).fit(X_train, y_train, sample_weight=s_train)
-            score = self._noisy_score(model, X_score, y_score, scale, rng, s_score)
+            score = self._noisy_score(model, X_score, y_score, scale, rng)
             if best is None or score > best[0]:
                 best = (score, params, model)
         self.best_score_, self.best_params_, self.best_estimator_ = best

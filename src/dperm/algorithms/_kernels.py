@@ -329,7 +329,7 @@ def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts
     w_snap are post-processing of earlier releases); the released sum of corrections gets
     noise ``normals[k] * noise_ratio * 2c`` (replace-one sensitivity 2c), and
     ``w <- Pi_C(prox(w - eta_k ((sum + noise) / denom + v_snap + l2 w)))``.
-    ``snap_slopes[i] = phi'(<x_i, w_snap>, y_i)`` is computed once per epoch (w_snap is
+    ``snap_slopes[i] = s_i phi'(<x_i, w_snap>, y_i)`` is computed once per epoch (w_snap is
     fixed within it), which halves the work of a step. Each slope difference is clipped
     to ``c / data_norm``: a no-op in exact arithmetic (``|phi'(a) - phi'(b)| <=
     min(2 L_phi, beta_phi |a - b|)``, a weight s_i in [0, 1] only shrinks it, and
