@@ -11,9 +11,22 @@ from dperm.privacy import PrivacyBudget
 
 # Checks a DP estimator must legitimately fail, with the reason (documented in docs/estimators.md).
 _NOISY = "a private fit at the default epsilon=1 on ~100 rows is noisy by design; the check expects non-private accuracy"
+# Weights above 1 would let one record weigh more than the declared bounds allow (the
+# replace-one sensitivity 2L/n assumes every weight is in [0, 1]), so they are refused;
+# these checks fit with weights 3, 10 or integers up to 4.
+_WEIGHT_ABOVE_ONE = "sample_weight above 1 is refused: the privacy guarantee needs every weight in [0, 1]"
+_WEIGHT_EQUIVALENCE = (
+    "weights up to 4 are refused (privacy needs [0, 1]); and even within [0, 1] a weighted private fit is not a "
+    "fit on repeated rows: the objective is divided by n (public), not by the weights' sum (data), and the noise "
+    "scales with 1/n"
+)
 EXPECTED_FAILURES = {
     "check_classifiers_train": _NOISY,
     "check_regressors_train": _NOISY,
+    "check_sample_weights_list": _WEIGHT_ABOVE_ONE,
+    "check_sample_weights_not_overwritten": _WEIGHT_ABOVE_ONE,
+    "check_sample_weight_equivalence_on_dense_data": _WEIGHT_EQUIVALENCE,
+    "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_EQUIVALENCE,
 }
 
 
@@ -22,7 +35,7 @@ class GLMOnProbabilities(DPGLMRegressor):
     mapped into (0, 1) by the logistic function first. The GLM rejects targets outside
     [0, 1] by design (test_glm_regressor_rejects_targets_outside_the_unit_interval)."""
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         values = np.asarray(y) if y is not None else None
         # only finite real targets are mapped; the estimator's own validation reports the others
         if values is not None and values.dtype.kind in "iufO":
@@ -32,7 +45,7 @@ class GLMOnProbabilities(DPGLMRegressor):
                 real = None
             if real is not None and np.all(np.isfinite(real)):
                 y = 1.0 / (1.0 + np.exp(-real))
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight=sample_weight)
 
 
 def _estimators():

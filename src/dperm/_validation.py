@@ -11,7 +11,9 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_matrix", "check_vector", "check_positive", "check_fraction", "DataNormWarning"]
+__all__ = [
+    "check_matrix", "check_vector", "check_positive", "check_fraction", "check_sample_weight", "DataNormWarning",
+]
 
 
 class DataNormWarning(UserWarning):
@@ -108,3 +110,27 @@ def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return y
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """Per-example weights as a float64 vector of length ``n`` with every entry in [0, 1],
+    or ``None`` (unweighted); a clear one-line error otherwise.
+
+    Weights are part of each private record, so a weight outside [0, 1] would break the
+    replace-one sensitivity the constants give (a weight w scales that record's gradient
+    by w). Errors name the condition, never a value or a count (both are data).
+    """
+    if sample_weight is None:
+        return None
+    if sp.issparse(sample_weight):
+        raise TypeError("sample_weight must be a 1-D array of length n_samples, not a sparse matrix")
+    w = label_vector(sample_weight, n, name="sample_weight")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinite values; weights must be in [0, 1]")
+    if np.any(w < 0) or np.any(w > 1):
+        raise ValueError(
+            "sample_weight must be in [0, 1]: a weight outside it would change one record's "
+            "influence beyond the declared bounds the privacy guarantee rests on; rescale the "
+            "weights to [0, 1] (e.g. divide by a public upper bound)"
+        )
+    return w

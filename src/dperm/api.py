@@ -26,9 +26,10 @@ def minimize(
     label_bound: float = 1.0,
     random_state=None,
     accountant=None,
+    sample_weight=None,
     **hyperparameters,
 ) -> PrivateFit:
-    """Privately minimize ``(1/n) sum_i loss(<w, x_i>, y_i) + r(w)`` over C.
+    """Privately minimize ``(1/n) sum_i s_i loss(<w, x_i>, y_i) + r(w)`` over C.
 
     Parameters
     ----------
@@ -49,6 +50,11 @@ def minimize(
         Charge the fit's event to this accountant, which composes it exactly with its
         earlier charges and raises ``BudgetExceededError`` before the data is read when
         the total would be exceeded.
+    sample_weight : array-like of shape (n_samples,), optional
+        Per-example weights ``s_i`` in [0, 1] (a weight outside [0, 1], NaN or inf is an
+        error); the objective is still divided by n, and the privacy guarantee is
+        unchanged, with each weight part of its private record (docs/estimators.md).
+        ``None``: every weight 1. In-memory data only.
     **hyperparameters
         The algorithm's own hyper-parameters (defaults: its theorem's prescriptions).
 
@@ -60,7 +66,7 @@ def minimize(
         registry.get(algorithm)  # an unknown name fails before any data is touched
     budget = PrivacyBudget(epsilon, delta)
     problem = make_problem(  # a DaskERMProblem for Dask input
-        X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound
+        X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound, sample_weight=sample_weight
     )
     if algorithm == "auto":
         algorithm = choose_algorithm(problem, budget)[0]

@@ -243,6 +243,8 @@ def _model_record(estimator, args, features, loss_name: str) -> dict:
         "data_norm": args.data_norm,
         "solver": estimator.solver_,
     })
+    if args.sample_weight is not None:
+        model["sample_weight"] = args.sample_weight  # the weight column's name (public), not a feature
     if classes is None:
         model["label_bound"] = args.label_bound
     elif len(fits) > 1:
@@ -325,8 +327,17 @@ def _fit(args) -> int:
     frame = _read_csv(args.data)
     if args.target not in frame.columns:
         raise CLIError(f"no column {args.target!r} in {args.data!r}; name the label column with --target")
-    features = _numeric_features(frame, [c for c in frame.columns if c != args.target], args.data)
-    missing = _columns_with_missing(frame[[*features.columns, args.target]])
+    weight_column = args.sample_weight
+    if weight_column is not None:
+        if weight_column not in frame.columns:
+            raise CLIError(f"no column {weight_column!r} in {args.data!r}; name the weight column with --sample-weight")
+        if weight_column == args.target:
+            raise CLIError("--sample-weight names the target column; the weights need a column of their own")
+        if frame[weight_column].dtype.kind not in "biuf":
+            raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
+    label_columns = [args.target] + ([weight_column] if weight_column is not None else [])
+    features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
+    missing = _columns_with_missing(frame[[*features.columns, *label_columns]])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first")
     target = frame[args.target]
@@ -348,7 +359,8 @@ def _fit(args) -> int:
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
     y = target.to_numpy()
-    estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float))
+    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
+    estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float), sample_weight=sample_weight)
     write_text_atomic(args.out, json.dumps(_model_record(estimator, args, features, loss.name), indent=2) + "\n")
     if args.ledger is not None:
         args.ledger.save(args.accountant)
@@ -585,6 +597,9 @@ def build_parser() -> argparse.ArgumentParser:
                "is the one of dperm's scikit-learn estimator for the loss (intercept by default).")
     fit.add_argument("data", help="CSV file with a header row; every column but the target is a numeric feature")
     fit.add_argument("--target", required=True, help="name of the label column (required)")
+    fit.add_argument("--sample-weight", default=None, metavar="COLUMN",
+                     help="name of a column of per-row weights in [0, 1] (not a feature; the privacy guarantee "
+                          "is unchanged, each weight part of its row's private record) (default: unweighted)")
     fit.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0 (required)")
     fit.add_argument("--delta", type=float, default=0.0,
                      help="privacy parameter delta in [0, 1), well below 1/rows (default: 0, pure epsilon-DP; "

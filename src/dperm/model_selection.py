@@ -297,8 +297,13 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         noisy = units + int(discrete_laplace(source, event.scale, 1)[0])
         return sign * noisy * per_unit / m
 
-    def fit(self, X, y):
-        """Run the search on (X, y) and keep the best run (see the class docstring)."""
+    def fit(self, X, y, sample_weight=None):
+        """Run the search on (X, y) and keep the best run (see the class docstring).
+
+        ``sample_weight``: per-example weights in [0, 1] (or None), passed to every run's
+        fit (on its training rows); the noisy score stays unweighted (a count of correct
+        predictions, or a sum of clipped errors, on the scoring rows). The accounting is
+        unchanged (docs/estimators.md)."""
         budget = PrivacyBudget(self.epsilon, self.delta)
         if budget.delta <= 0:
             raise ValueError("PrivateSearch needs delta > 0 (its Renyi accounting converts to (epsilon, delta))")
@@ -311,12 +316,17 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         n_val = int(round(fraction * n))
         if (fraction > 0 and n_val < 1) or n - n_val < 2:
             raise ValueError(f"{n} rows are too few to hold out a validation fraction of {self.validation_fraction}")
+        if sample_weight is not None:
+            sample_weight = self.estimator._sample_weight(sample_weight, X)
         rng = make_rng(self.random_state)
         y = np.asarray(y)
+        s_train = sample_weight
         if n_val:
             order = rng.permutation(n)
             val, train = order[:n_val], order[n_val:]
             X_train, y_train, X_score, y_score = _rows(X, train), y[train], _rows(X, val), y[val]
+            if sample_weight is not None:
+                s_train = sample_weight[train]
         else:
             X_train, y_train, X_score, y_score = X, y, X, y
         m_train, m_score = X_train.shape[0], X_score.shape[0]
@@ -340,7 +350,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         for _ in range(int(rng.logseries(p_runs))):
             pick = int(rng.integers(len(candidates)))
             params = candidates[pick]
-            model = self._run(params, run_budget, None if secure else rng.integers(2**63)).fit(X_train, y_train)
+            seed = None if secure else rng.integers(2**63)
+            model = self._run(params, run_budget, seed).fit(X_train, y_train, sample_weight=s_train)
             if model.event_ != planned[pick]:  # the accounting covers the planned mechanism only
                 raise RuntimeError(f"{type(model).__name__} ran another mechanism than the one planned from "
                                    "the data's shape; please report this")

@@ -24,7 +24,7 @@ from ..problem.losses import (
     Squared,
 )
 
-__all__ = ["loss_code", "sample_batches", "sgd_steps_dense", "sgd_steps_csr", "PROJ_NONE", "PROJ_L2", "PROJ_L1", "PROJ_BOX"]
+__all__ = ["loss_code", "weights_of", "sample_batches", "sgd_steps_dense", "sgd_steps_csr", "PROJ_NONE", "PROJ_L2", "PROJ_L1", "PROJ_BOX"]
 
 PROJ_NONE, PROJ_L2, PROJ_L1, PROJ_BOX = 0, 1, 2, 3
 
@@ -51,6 +51,15 @@ def loss_code(loss: MarginLoss) -> tuple[int, float]:
     if type(loss) is Biweight:
         return 7, loss.c
     raise ValueError(f"no compiled kernel for the loss {loss!r}")
+
+
+def weights_of(problem) -> np.ndarray:
+    """The problem's sample weights as the kernels take them: a contiguous float64 vector,
+    or an empty one for an unweighted problem (one compiled signature for both)."""
+    weights = getattr(problem, "sample_weight", None)
+    if weights is not None and not isinstance(weights, np.ndarray):  # Dask weights: not indexed by batch rows
+        raise NotImplementedError("the compiled mini-batch kernels take in-memory sample weights only")
+    return np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
 
 
 @njit(**_JIT)
@@ -201,20 +210,26 @@ def sample_batches(n, counts, uniforms, rows, marker):
 
 
 @njit(**_JIT)
-def _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g):
-    """Batch k's middle sweep: ``slopes[:m]`` (the margins) become phi'(margin, y), and the
-    gradient sum ``g`` starts from the step's noise ``noise[k]``."""
+def _slopes_and_noise(code, param, y, weights, rows, k, m, slopes, noise, g):
+    """Batch k's middle sweep: ``slopes[:m]`` (the margins) become s_i phi'(margin, y) (s
+    the sample weights in [0, 1]; an empty ``weights``: unweighted), and the gradient sum
+    ``g`` starts from the step's noise ``noise[k]``."""
+    weighted = weights.shape[0] > 0
     for b in range(m):
-        slopes[b] = _dphi(code, param, slopes[b], y[rows[k, b]])
+        i = rows[k, b]
+        slope = _dphi(code, param, slopes[b], y[i])
+        slopes[b] = slope * weights[i] if weighted else slope
     for j in range(g.shape[0]):
         g[j] = noise[k, j]
 
 
 @njit(**_JIT)
-def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum):
+def sgd_steps_dense(X, y, weights, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius,
+                    w_sum):
     """Run ``len(etas)`` noisy (proximal, projected) SGD steps in place on ``w``.
 
-    Step k: g = (sum_{i in batch} phi'(<w, x_i>, y_i) x_i + noise[k]) / denom;
+    Step k: g = (sum_{i in batch} s_i phi'(<w, x_i>, y_i) x_i + noise[k]) / denom (s_i the
+    sample weights, or 1 when ``weights`` is empty);
     w <- Pi_C(prox_{eta l1}(w - eta_k (g + l2 w))). ``w_sum`` accumulates the iterates.
     The batch is processed in three sweeps (all margins, all phi', then the scatter):
     the independent row loads of a sweep overlap in the memory system, which a
@@ -232,7 +247,7 @@ def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, 
             for j in range(d):
                 a += X[i, j] * w[j]
             slopes[b] = a
-        _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g)
+        _slopes_and_noise(code, param, y, weights, rows, k, m, slopes, noise, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
@@ -243,7 +258,8 @@ def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, 
 
 
 @njit(**_JIT)
-def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum):
+def sgd_steps_csr(indptr, indices, data, y, weights, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind,
+                  proj_radius, w_sum):
     """:func:`sgd_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
     d = w.shape[0]
     g = np.empty(d)
@@ -263,7 +279,7 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom,
             for p in range(starts[b], stops[b]):
                 a += data[p] * w[indices[p]]
             slopes[b] = a
-        _slopes_and_noise(code, param, y, rows, k, m, slopes, noise, g)
+        _slopes_and_noise(code, param, y, weights, rows, k, m, slopes, noise, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
@@ -289,16 +305,21 @@ def _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_ca
 
 
 @njit(**_JIT)
-def _svrg_slopes(code, param, y, snap_slopes, rows, k, m, cap, slopes):
+def _svrg_slopes(code, param, y, weights, snap_slopes, rows, k, m, cap, slopes):
     """Batch k's middle sweep: ``slopes[:m]`` (the margins at w) become the slope
-    differences ``phi'(margin) - snap_slopes[i]``, clipped to ``[-cap, cap]``."""
+    differences ``s_i phi'(margin) - snap_slopes[i]`` (s the sample weights, 1 when
+    ``weights`` is empty; ``snap_slopes`` weighted alike), clipped to ``[-cap, cap]``."""
+    weighted = weights.shape[0] > 0
     for b in range(m):
         i = rows[k, b]
-        slopes[b] = min(max(_dphi(code, param, slopes[b], y[i]) - snap_slopes[i], -cap), cap)
+        slope = _dphi(code, param, slopes[b], y[i])
+        if weighted:
+            slope *= weights[i]
+        slopes[b] = min(max(slope - snap_slopes[i], -cap), cap)
 
 
 @njit(**_JIT)
-def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio, etas, denom, code,
+def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio, etas, denom, code,
                      param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, data_norm,
                      noise_scales):
     """Noisy proximal SVRG inner steps (dperm's accountable DP-SVRG variant), in place.
@@ -308,10 +329,11 @@ def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals
     w_snap are post-processing of earlier releases); the released sum of corrections gets
     noise ``normals[k] * noise_ratio * 2c`` (replace-one sensitivity 2c), and
     ``w <- Pi_C(prox(w - eta_k ((sum + noise) / denom + v_snap + l2 w)))``.
-    ``snap_slopes[i] = phi'(<x_i, w_snap>, y_i)`` is computed once per epoch (w_snap is
+    ``snap_slopes[i] = s_i phi'(<x_i, w_snap>, y_i)`` is computed once per epoch (w_snap is
     fixed within it), which halves the work of a step. Each slope difference is clipped
     to ``c / data_norm``: a no-op in exact arithmetic (``|phi'(a) - phi'(b)| <=
-    min(2 L_phi, beta_phi |a - b|)`` and ``||x_i|| <= data_norm``), it makes the
+    min(2 L_phi, beta_phi |a - b|)``, a weight s_i in [0, 1] only shrinks it, and
+    ``||x_i|| <= data_norm``), it makes the
     sensitivity bound hold whatever the rounding of the two slopes (at w = w_snap,
     c = 0 and the corrections are exactly 0, as the zero noise requires).
     ``noise_scales[k]`` records the noise std used at step k.
@@ -330,7 +352,7 @@ def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals
             for j in range(d):
                 a += X[i, j] * w[j]
             slopes[b] = a
-        _svrg_slopes(code, param, y, snap_slopes, rows, k, m, c / data_norm, slopes)
+        _svrg_slopes(code, param, y, weights, snap_slopes, rows, k, m, c / data_norm, slopes)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
@@ -341,7 +363,7 @@ def svrg_steps_dense(X, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals
 
 
 @njit(**_JIT)
-def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio,
+def svrg_steps_csr(indptr, indices, data, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio,
                    etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
                    data_norm, noise_scales):
     """:func:`svrg_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
@@ -365,7 +387,7 @@ def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, snap_slopes, row
             for p in range(starts[b], stops[b]):
                 a += data[p] * w[indices[p]]
             slopes[b] = a
-        _svrg_slopes(code, param, y, snap_slopes, rows, k, m, c / data_norm, slopes)
+        _svrg_slopes(code, param, y, weights, snap_slopes, rows, k, m, c / data_norm, slopes)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:

@@ -108,14 +108,15 @@ def grid_net(constraint, centre: np.ndarray, radius: float, alpha: float) -> np.
 
 def _objectives(problem: ERMProblem, points: np.ndarray) -> np.ndarray:
     """F at every point of the net: a compiled loop for the built-in losses (dense copy
-    of X: the mechanism serves small d), else chunked ``X @ W^T``."""
+    of X: the mechanism serves small d), else (a custom loss, or sample weights) chunked
+    ``X @ W^T``."""
     reg = problem.regularizer
     penalty = reg.l1 * np.abs(points).sum(axis=1) + 0.5 * reg.l2 * np.einsum("ij,ij->i", points, points)
     try:
         code, param = _kernels.loss_code(problem.loss)
     except ValueError:
         code = None
-    if code is not None:
+    if code is not None and problem.sample_weight is None:
         X = problem.X.toarray() if sp.issparse(problem.X) else problem.X
         values = np.empty(len(points))
         _kernels.mean_losses_at_points(np.ascontiguousarray(X, dtype=np.float64), problem.y.astype(np.float64),
@@ -128,7 +129,7 @@ def _objectives(problem: ERMProblem, points: np.ndarray) -> np.ndarray:
     for begin in range(0, len(points), chunk):
         W = points[begin : begin + chunk]
         margins = np.asarray(X @ W.T.astype(X.dtype), dtype=np.float64)  # (n, k)
-        losses = problem.loss.value(margins, problem.y[:, None])
+        losses = problem._weigh(problem.loss.value(margins, problem.y[:, None]))  # s_i phi(<w, x_i>, y_i)
         values[begin : begin + chunk] = losses.mean(axis=0)
     return values + penalty
 

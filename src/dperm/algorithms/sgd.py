@@ -42,6 +42,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     ~ 1e9 an array of step sizes would take 8.5 GB).
     """
     X, y = problem.X, problem.y
+    weights = _kernels.weights_of(problem)
     n, d = problem.n_samples, problem.n_features
     code, param = _kernels.loss_code(problem.loss)
     proj_kind, proj_radius = projection_of(domain)
@@ -80,7 +81,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
         if gather is not None:
             X, y, rows = gather(rows, counts)
             csr = sp.issparse(X)
-        args = (y, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum)
+        args = (y, weights, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum)
         if csr:
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)
         else:

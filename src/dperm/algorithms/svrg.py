@@ -237,6 +237,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     inner_ratio = calibration.noise
 
     X, y = problem.X, problem.y
+    weights = _kernels.weights_of(problem)
     csr = sp.issparse(X)
     if not csr:
         X = np.ascontiguousarray(X)
@@ -251,7 +252,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     w = w_snap.copy()
     for m, snapshot_sigma in zip(epoch_lengths, snapshot_sigmas):
         # phi'(<x_i, w~>, y_i) for every row: the snapshot gradient and every inner step's correction use them
-        snap_slopes = np.ascontiguousarray(problem.loss.derivative(problem.margins(w_snap), problem.y), np.float64)
+        snap_slopes = np.ascontiguousarray(problem._slopes(problem.margins(w_snap)), np.float64)  # weighted
         v_snap = problem._xt(snap_slopes) / n + rng.normal(0.0, snapshot_sigma, size=d)
         if restart_from_snapshot:
             w = w_snap.copy()
@@ -265,7 +266,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             normals = rng.standard_normal((K, d))
             etas = np.full(K, step_size)
             scales = np.empty(K)
-            args = (y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, inner_ratio, etas, float(b), code,
+            args = (y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, inner_ratio, etas, float(b), code,
                     param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
                     problem.data_norm, scales)
             if csr:

@@ -40,21 +40,26 @@ SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "dp_sgd",
     "rrpsgd",
 )
+# The mini-batch ones gather rows without their weights: refused with sample_weight.
+_UNWEIGHTED_ON_DASK = ("dp_sgd", "rrpsgd")
 
 
 def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,
-                 intercept_scaling=0.0):
+                 intercept_scaling=0.0, sample_weight=None):
     """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask
     collection, an in-memory :class:`~dperm.problem.ERMProblem` otherwise. Same
     parameters as :class:`~dperm.problem.ERMProblem`; ``intercept_scaling`` > 0 adds the
-    constant intercept column (virtual in both)."""
+    constant intercept column (virtual in both); ``sample_weight``: per-example weights in
+    [0, 1] (a Dask vector, or an in-memory one, with Dask data)."""
     if is_dask_collection(X):
         return DaskERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
-                              intercept_scaling=intercept_scaling)
+                              intercept_scaling=intercept_scaling, sample_weight=sample_weight)
     if is_dask_collection(y):
         raise TypeError("y is a Dask collection but X is not; pass both as Dask collections (or neither)")
+    if is_dask_collection(sample_weight):
+        raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
     return ERMProblem(X, y, loss, regularizer, constraint, data_norm=data_norm, label_bound=label_bound,
-                      intercept_scaling=intercept_scaling)
+                      intercept_scaling=intercept_scaling, sample_weight=sample_weight)
 
 
 def check_supported(problem, algorithm: str) -> None:
@@ -64,5 +69,10 @@ def check_supported(problem, algorithm: str) -> None:
         raise NotImplementedError(
             f"{algorithm} has no Dask path yet (it reads rows by index); on Dask data use one of "
             f"{list(SUPPORTED_ALGORITHMS)}, or pass the data in memory"
+        )
+    if isinstance(problem, DaskERMProblem) and problem.sample_weight is not None and algorithm in _UNWEIGHTED_ON_DASK:
+        raise NotImplementedError(
+            f"{algorithm} does not take sample_weight on Dask data yet (its mini-batches are gathered without "
+            "the weights); use a full-batch algorithm, or pass the data in memory"
         )
 

@@ -24,8 +24,8 @@ import scipy.sparse as sp
 from ..problem.erm import _row_norms
 
 # Columns of the row returned by :func:`check_block`.
-FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED, FLAG_CLEARLY = range(7)
-N_FLAGS = 7
+FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED, FLAG_CLEARLY, FLAG_BAD_WEIGHT = range(8)
+N_FLAGS = 8
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,11 @@ def row_scale(F, bound: float):
     return np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
 
 
-def check_block(F, y, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
-    """Seven 0/1 flags of one block (the ``FLAG_*`` names): NaN or infinite features,
+def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
+    """Eight 0/1 flags of one block (the ``FLAG_*`` names): NaN or infinite features,
     non-finite labels, labels outside {-1, +1} (binary losses), labels above the declared
-    bound (real labels), rows above ``bound`` (any, and clearly above rounding).
+    bound (real labels), rows above ``bound`` (any, and clearly above rounding), sample
+    weights ``s`` (when given) outside [0, 1] or not finite.
 
     Flags, not counts: the client combines them with ``max`` and reports only whether a
     condition occurred somewhere.
@@ -68,6 +69,9 @@ def check_block(F, y, *, bound: float, binary: bool, label_bound: float) -> np.n
     F = _csr(F)
     data = F.data if sp.issparse(F) else F
     flags = np.zeros((1, N_FLAGS))
+    if s is not None:
+        s = np.asarray(s, dtype=np.float64)
+        flags[0, FLAG_BAD_WEIGHT] = float(not np.all((s >= 0) & (s <= 1)))  # NaN fails both
     if not np.isfinite(data).all():
         flags[0, FLAG_NAN_X] = float(np.isnan(data).any())
         flags[0, FLAG_INF_X] = float(np.isinf(data).any())
@@ -88,9 +92,9 @@ def check_block(F, y, *, bound: float, binary: bool, label_bound: float) -> np.n
 
 
 class _Block:
-    """One block with the problem's virtual row scales and intercept column."""
+    """One block with the problem's virtual row scales, intercept column and sample weights."""
 
-    def __init__(self, F, y, layout: Layout):
+    def __init__(self, F, y, layout: Layout, weights=None):
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
@@ -99,6 +103,11 @@ class _Block:
         self.s = layout.intercept
         self.k = F.shape[1]
         self.d = self.k + (1 if self.s else 0)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+
+    def weigh(self, values):
+        """``s_i * values_i`` with the block's sample weights (unchanged when unweighted)."""
+        return values if self.weights is None else values * self.weights
 
     def matvec(self, v):
         out = np.asarray(self.F @ v[: self.k].astype(self.F.dtype, copy=False), dtype=np.float64).ravel()
@@ -117,34 +126,35 @@ class _Block:
         return out
 
 
-def value_gradient_block(F, y, *, w, layout: Layout, value: bool) -> np.ndarray:
-    """``[sum_i phi'(<w, x_i>, y_i) x_i, sum_i phi(<w, x_i>, y_i)]`` over the block, one
-    row of length d + 1 (the last entry 0 unless ``value``)."""
-    b = _Block(F, y, layout)
+def value_gradient_block(F, y, s=None, *, w, layout: Layout, value: bool) -> np.ndarray:
+    """``[sum_i s_i phi'(<w, x_i>, y_i) x_i, sum_i s_i phi(<w, x_i>, y_i)]`` over the block
+    (``s`` the block's sample weights, 1 when None), one row of length d + 1 (the last
+    entry 0 unless ``value``)."""
+    b = _Block(F, y, layout, s)
     a = b.matvec(w)
     out = np.empty((1, b.d + 1))
-    out[0, :-1] = b.rmatvec(layout.loss.derivative(a, b.y))
-    out[0, -1] = float(np.sum(layout.loss.value(a, b.y))) if value else 0.0
+    out[0, :-1] = b.rmatvec(b.weigh(layout.loss.derivative(a, b.y)))
+    out[0, -1] = float(np.sum(b.weigh(layout.loss.value(a, b.y)))) if value else 0.0
     return out
 
 
-def value_block(F, y, *, w, layout: Layout) -> np.ndarray:
-    """``sum_i phi(<w, x_i>, y_i)`` over the block, as a 1 x 1 array."""
-    b = _Block(F, y, layout)
-    return np.array([[float(np.sum(layout.loss.value(b.matvec(w), b.y)))]])
+def value_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
+    """``sum_i s_i phi(<w, x_i>, y_i)`` over the block, as a 1 x 1 array."""
+    b = _Block(F, y, layout, s)
+    return np.array([[float(np.sum(b.weigh(layout.loss.value(b.matvec(w), b.y))))]])
 
 
-def hessian_vector_block(F, y, *, w, v, layout: Layout) -> np.ndarray:
-    """``sum_i phi''(<w, x_i>, y_i) <x_i, v> x_i`` over the block, a 1 x d row."""
-    b = _Block(F, y, layout)
-    return b.rmatvec(layout.loss.curvature(b.matvec(w), b.y) * b.matvec(v))[None, :]
+def hessian_vector_block(F, y, s=None, *, w, v, layout: Layout) -> np.ndarray:
+    """``sum_i s_i phi''(<w, x_i>, y_i) <x_i, v> x_i`` over the block, a 1 x d row."""
+    b = _Block(F, y, layout, s)
+    return b.rmatvec(b.weigh(layout.loss.curvature(b.matvec(w), b.y)) * b.matvec(v))[None, :]
 
 
-def hessian_block(F, y, *, w, layout: Layout) -> np.ndarray:
-    """``sum_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2; the
-    features' part in the compute precision, as :meth:`ERMProblem.hessian` forms it."""
-    b = _Block(F, y, layout)
-    curv = layout.loss.curvature(b.matvec(w), b.y)
+def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
+    """``sum_i s_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2;
+    the features' part in the compute precision, as :meth:`ERMProblem.hessian` forms it."""
+    b = _Block(F, y, layout, s)
+    curv = b.weigh(layout.loss.curvature(b.matvec(w), b.y))
     k, d = b.k, b.d
     H = np.zeros((d, d))
     if b.s:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import label_vector
 
-__all__ = ["is_dask_collection", "as_dask_xy", "as_dask_features"]
+__all__ = ["is_dask_collection", "as_dask_xy", "as_dask_features", "as_dask_weights"]
 
 
 def is_dask_collection(obj) -> bool:
@@ -122,28 +122,35 @@ def _is_sparse_meta(X) -> bool:
     return sp.issparse(getattr(X, "_meta", None))
 
 
-def _as_dask_labels(da, y, X):
+def as_dask_weights(sample_weight, X):
+    """Per-example weights as a float64 Dask vector chunked like X's rows: a Dask array
+    or Series, or a NumPy / pandas vector (shape checked here; values block by block by
+    the problem's checking pass)."""
+    return _as_dask_labels(_require_dask(), sample_weight, X, name="sample_weight")
+
+
+def _as_dask_labels(da, y, X, name: str = "y"):
     n = X.shape[0]
     if _is_dataframe(y):
         if len(y.columns) != 1:
-            raise ValueError(f"y must be 1-D of length {n}, got a DataFrame of {len(y.columns)} columns")
+            raise ValueError(f"{name} must be 1-D of length {n}, got a DataFrame of {len(y.columns)} columns")
         y = y[y.columns[0]]
     if _is_series(y):
         y = y.to_dask_array(lengths=True)
     elif not isinstance(y, da.Array):
-        y = label_vector(y, n)
+        y = label_vector(y, n, name=name)
         # Persisted once: a graph holding the array itself would ship it on every pass.
         return da.from_array(y, chunks=(X.chunks[0],)).persist()
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D of length {n}, got {y.ndim} dimension(s)")
+        raise ValueError(f"{name} must be 1-D of length {n}, got {y.ndim} dimension(s)")
     if np.isnan(y.shape[0]):
         y = y.compute_chunk_sizes()
     if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} rows")
     if not (np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.bool_)):
-        raise TypeError(f"y must be numeric, got dtype {y.dtype}")
+        raise TypeError(f"{name} must be numeric, got dtype {y.dtype}")
     y = y.astype(np.float64)
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk((X.chunks[0],))

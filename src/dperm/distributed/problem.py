@@ -31,7 +31,7 @@ from ..problem.erm import ERMProblem, _scaled_rows
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
-from .inputs import as_dask_xy
+from .inputs import as_dask_weights, as_dask_xy
 
 __all__ = ["DaskERMProblem"]
 
@@ -51,6 +51,11 @@ class DaskERMProblem(ERMProblem):
     loss, regularizer, constraint, data_norm, label_bound, intercept_scaling
         As for :class:`~dperm.problem.ERMProblem` (built-in margin losses only); the
         intercept column is virtual here too (never written into the blocks).
+    sample_weight : dask array / Series, array-like, or None
+        Per-example weights in [0, 1], as for :class:`~dperm.problem.ERMProblem`; kept
+        chunked like the rows (checked block by block with the data) and applied inside
+        every pass. The mini-batch algorithms (dp_sgd, rrpsgd) do not take them on Dask
+        data yet.
 
     Notes
     -----
@@ -77,6 +82,7 @@ class DaskERMProblem(ERMProblem):
         data_norm: float = 1.0,
         label_bound: float = 1.0,
         intercept_scaling: float = 0.0,
+        sample_weight=None,
     ):
         self.loss = make_loss(loss)
         if isinstance(self.loss, CustomLoss):
@@ -93,6 +99,8 @@ class DaskERMProblem(ERMProblem):
         if X.shape[1] < 1:
             raise ValueError("X has 0 features; at least 1 is required")
         self._features, self.y = X, y
+        # weights chunked like the rows; a lazy Dask vector (never gathered), or None
+        self.sample_weight = None if sample_weight is None else as_dask_weights(sample_weight, X)
         self.n_samples = int(X.shape[0])
         self.n_features = int(X.shape[1]) + (1 if self.intercept_scaling else 0)
         self._compute_dtype = X.dtype
@@ -110,6 +118,9 @@ class DaskERMProblem(ERMProblem):
             raise ValueError(f"X contains {kind} values; remove or impute them first")
         if flags[_chunks.FLAG_BAD_Y]:
             raise ValueError("y contains NaN or infinite values")
+        if flags[_chunks.FLAG_BAD_WEIGHT]:
+            raise ValueError("sample_weight must be in [0, 1] (NaN and inf are refused): the privacy guarantee "
+                             "needs every weight in [0, 1]; rescale the weights (e.g. divide by a public upper bound)")
         if flags[_chunks.FLAG_BAD_LABEL]:
             # No label value is named: the label set is data.
             raise ValueError(
@@ -136,13 +147,15 @@ class DaskERMProblem(ERMProblem):
 
     # -- the map-reduce -------------------------------------------------------------
     def _reduce(self, kernel, width: int, *, reduce: str = "sum", **kwargs) -> np.ndarray:
-        """Apply ``kernel(F_b, y_b, **kwargs)`` (a 1 x width row) to every row block and
-        combine the rows with a tree ``sum`` (or ``max``) on the workers; the client
-        receives the combined row only."""
+        """Apply ``kernel(F_b, y_b[, s_b], **kwargs)`` (a 1 x width row; ``s_b`` the block's
+        sample weights when the problem has them) to every row block and combine the rows
+        with a tree ``sum`` (or ``max``) on the workers; the client receives the combined
+        row only."""
         import dask.array as da
 
+        weights = () if self.sample_weight is None else (self.sample_weight, "i")
         partials = da.blockwise(
-            kernel, "ij", self._features, "ij", self.y, "i",
+            kernel, "ij", self._features, "ij", self.y, "i", *weights,
             adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
             meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
         )

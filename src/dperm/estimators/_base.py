@@ -9,8 +9,9 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._validation import check_sample_weight
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
@@ -91,7 +92,7 @@ class DPLinearModelMixin(BaseEstimator):
     def _effective_norm(self) -> float:
         return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)
 
-    def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0):
+    def _fit_binary(self, X, y_signed, budget: PrivacyBudget, rng, label_bound=1.0, sample_weight=None):
         """One private fit (the intercept as a constant column ``intercept_scaling`` of the
         problem, never copied into X); returns (coef, intercept, PrivateFit)."""
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
@@ -104,6 +105,7 @@ class DPLinearModelMixin(BaseEstimator):
             data_norm=self._effective_norm(),
             label_bound=label_bound,
             intercept_scaling=scaling,
+            sample_weight=sample_weight,
         )
         self.solver_ = self._solver_name(problem, budget)
         check_supported(problem, self.solver_)
@@ -118,6 +120,22 @@ class DPLinearModelMixin(BaseEstimator):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         return self._validate(X, y)
+
+    @staticmethod
+    def _sample_weight(sample_weight, X):
+        """``sample_weight`` validated as scikit-learn does (shape, finite values, a number
+        broadcast, not all zero), then checked to lie in [0, 1] (privacy: a record's weight
+        may only shrink its influence); ``None`` stays ``None`` (an unweighted fit). With
+        Dask data the weights are checked (shape, [0, 1]) block by block when the problem is
+        built, never gathered."""
+        if sample_weight is None:
+            return None
+        if is_dask_collection(X):
+            return sample_weight
+        if is_dask_collection(sample_weight):
+            raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return check_sample_weight(sample_weight, X.shape[0])
 
     def _budget(self) -> PrivacyBudget:
         budget = PrivacyBudget(self.epsilon, self.delta)

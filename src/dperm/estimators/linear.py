@@ -148,13 +148,17 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.classes = classes
         self.accountant = accountant
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit privately. Binary: one fit with the whole budget. K > 2 classes:
         one-vs-rest, each of the K fits with budget (epsilon/K, delta/K), so the whole
         model is (epsilon, delta)-DP by basic composition (every row is used K times).
-        K is the number of declared ``classes`` (see the parameter)."""
+        K is the number of declared ``classes`` (see the parameter).
+
+        ``sample_weight``: per-example weights in [0, 1] (or None), passed to every
+        one-vs-rest fit; the guarantee is unchanged (docs/estimators.md)."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
+        sample_weight = self._sample_weight(sample_weight, X)
         check_classification_targets(y)
         self.classes_ = resolve_classes(self.classes, y)
         k = len(self.classes_)
@@ -167,7 +171,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
             with warnings.catch_warnings():
                 if i > 0:  # the same rows are clipped in every one-vs-rest fit: warn once
                     warnings.simplefilter("ignore", DataNormWarning)
-                coef, intercept, fit = self._fit_binary(X, y_signed, part, rng)
+                coef, intercept, fit = self._fit_binary(X, y_signed, part, rng, sample_weight=sample_weight)
             coefs.append(coef)
             intercepts.append(intercept)
             fits.append(fit)
@@ -274,13 +278,18 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         self.random_state = random_state
         self.accountant = accountant
 
-    def fit(self, X, y):
-        """Fit privately with the whole budget; labels above ``label_bound`` are clipped."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit privately with the whole budget; labels above ``label_bound`` are clipped.
+
+        ``sample_weight``: per-example weights in [0, 1] (or None); the guarantee is
+        unchanged (docs/estimators.md)."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
+        sample_weight = self._sample_weight(sample_weight, X)
         y = np.asarray(y, dtype=np.float64)
         self._check_targets(y)
-        coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound))
+        coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
+                                                sample_weight=sample_weight)
         self.coef_ = coef
         self.intercept_ = intercept
         self.fits_ = [fit]

@@ -118,13 +118,19 @@ class CustomLoss:
             grads[over] *= (self.lipschitz / norms[over])[:, None]
         return grads
 
-    def mean_hessian_vector(self, w, v, X, y) -> np.ndarray:
-        if self.hessian_vector is not None:
+    def mean_hessian_vector(self, w, v, X, y, weights=None) -> np.ndarray:
+        """Mean over the rows of (s_i times) the Hessian at w times v. With per-example
+        weights s the user's ``hessian_vector`` (an unweighted mean) does not apply, and
+        central differences of the weighted mean gradient are used."""
+        if self.hessian_vector is not None and weights is None:
             return np.asarray(self.hessian_vector(w, v, X, y), dtype=np.float64)
         h = 1e-6 * max(1.0, float(np.linalg.norm(w)))
-        plus = np.asarray(self.gradient(w + h * v, X, y), dtype=np.float64).mean(axis=0)
-        minus = np.asarray(self.gradient(w - h * v, X, y), dtype=np.float64).mean(axis=0)
-        return (plus - minus) / (2 * h)
+
+        def mean_gradient(point):
+            grads = np.asarray(self.gradient(point, X, y), dtype=np.float64)
+            return (grads if weights is None else grads * weights[:, None]).mean(axis=0)
+
+        return (mean_gradient(w + h * v) - mean_gradient(w - h * v)) / (2 * h)
 
     def __repr__(self) -> str:
         return f"CustomLoss(name={self.name!r}, lipschitz={self.lipschitz}, smoothness={self.smoothness}, convex={self.convex})"

@@ -1,6 +1,7 @@
 """The ERM problem: data, loss, regularizer, constraint and declared public bounds.
 
-``F(w) = (1/n) sum_i phi(<w, x_i>, y_i) + r(w)`` minimized over C. All constants
+``F(w) = (1/n) sum_i s_i phi(<w, x_i>, y_i) + r(w)`` minimized over C, with optional
+per-example weights ``s_i`` in [0, 1] (1 when none are given). All constants
 (Lipschitz ``L``, smoothness ``beta``, strong convexity ``mu``, Hessian-Lipschitz ``rho``,
 the size of C) are derived from the declared bounds ``data_norm`` (on ||x_i||_2) and
 ``label_bound`` (on |y_i| for real labels), never from the data. Rows above
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import DataNormWarning, check_matrix, check_positive, check_vector
+from .._validation import DataNormWarning, check_matrix, check_positive, check_sample_weight, check_vector
 from .constraints import Constraint, L2Ball, make_constraint
 from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
@@ -123,6 +124,13 @@ class ERMProblem:
         copied, and ``n_features`` counts the column. ``data_norm`` then bounds the whole row
         ``(x_i, intercept_scaling)``, so the features are clipped to
         ``sqrt(data_norm^2 - intercept_scaling^2)``; ``|intercept_scaling| < data_norm``.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Per-example weights ``s_i`` in [0, 1] (anything else is an error):
+        ``F(w) = (1/n) sum_i s_i f(w; x_i, y_i) + r(w)``, divided by n (public), never by
+        the sum of the weights (data). Every per-example quantity (value, slope, curvature,
+        gradient) is multiplied by ``s_i``; the constants are unchanged, since
+        ``||s_i grad f|| <= L`` and ``s_i phi'' <= beta_phi`` (docs/estimators.md). The
+        weight is part of the private record (x_i, y_i, s_i). ``None``: unweighted.
 
     Notes
     -----
@@ -137,6 +145,8 @@ class ERMProblem:
     float64 arithmetic.
     """
 
+    sample_weight: np.ndarray | None = None  # per-example weights in [0, 1], or None (unweighted)
+
     def __init__(
         self,
         X,
@@ -148,6 +158,7 @@ class ERMProblem:
         data_norm: float = 1.0,
         label_bound: float = 1.0,
         intercept_scaling: float = 0.0,
+        sample_weight=None,
     ):
         self.loss = make_loss(loss)
         self._custom = isinstance(self.loss, CustomLoss)
@@ -157,6 +168,7 @@ class ERMProblem:
         self.label_bound = check_positive("label_bound", label_bound)
         X = check_matrix(X, min_rows=2)
         y = check_vector(y, X.shape[0])
+        self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.loss.check_labels(y)
         if not self.loss.binary:
             over = np.abs(y) > self.label_bound * (1 + 1e-12)
@@ -345,23 +357,40 @@ class ERMProblem:
     def margins(self, w: np.ndarray) -> np.ndarray:
         return self._matvec(self._check_point(w))
 
+    def _weigh(self, values: np.ndarray, rows=None) -> np.ndarray:
+        """``s_i * values_i`` (rows of a 2-D array) with the sample weights s; ``values``
+        itself when the problem is unweighted."""
+        s = self.sample_weight
+        if s is None:
+            return values
+        s = s if rows is None else s[rows]
+        return values * (s if values.ndim == 1 else s[:, None])
+
+    def _slopes(self, a: np.ndarray, rows=None) -> np.ndarray:
+        """``s_i phi'(a_i, y_i)``: the per-example (weighted) slopes, the one place every
+        gradient takes them from."""
+        return self._weigh(self.loss.derivative(a, self.y if rows is None else self.y[rows]), rows)
+
+    def _curvatures(self, a: np.ndarray) -> np.ndarray:
+        """``s_i phi''(a_i, y_i)`` over all rows (the Hessian's weights)."""
+        return self._weigh(self.loss.curvature(a, self.y))
+
     def loss_value(self, w: np.ndarray) -> float:
-        """(1/n) sum phi(<w, x_i>, y_i), without the regularizer."""
+        """(1/n) sum s_i phi(<w, x_i>, y_i), without the regularizer."""
         if self._custom:
             w = self._check_point(w).astype(self._compute_dtype)
-            return float(np.mean(self.loss.per_example_values(w, self.X, self.y)))
-        return float(np.mean(self.loss.value(self.margins(w), self.y)))
+            return float(np.mean(self._weigh(self.loss.per_example_values(w, self.X, self.y))))
+        return float(np.mean(self._weigh(self.loss.value(self.margins(w), self.y))))
 
     def objective(self, w: np.ndarray) -> float:
         """F(w) = loss value + r(w) (the constraint is not checked here)."""
         return self.loss_value(w) + self.regularizer.value(np.asarray(w, dtype=np.float64))
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
-        """Gradient of the mean loss: X^T phi'(Xw, y) / n."""
+        """Gradient of the mean loss: X^T (s * phi'(Xw, y)) / n."""
         if self._custom:
-            return self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), self.X, self.y).mean(axis=0)
-        d1 = self.loss.derivative(self.margins(w), self.y)
-        return self._xt(d1) / self.n_samples
+            return self.per_example_gradients(w).mean(axis=0)
+        return self._xt(self._slopes(self.margins(w))) / self.n_samples
 
     def gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the smooth part of F (the mean loss plus the l2 part of r)."""
@@ -372,24 +401,25 @@ class ERMProblem:
         if self._custom:
             return self.objective(w64), self.gradient(w64)
         a = self.margins(w64)
-        value = float(np.mean(self.loss.value(a, self.y))) + self.regularizer.value(w64)
-        grad = self._xt(self.loss.derivative(a, self.y)) / self.n_samples
+        value = float(np.mean(self._weigh(self.loss.value(a, self.y)))) + self.regularizer.value(w64)
+        grad = self._xt(self._slopes(a)) / self.n_samples
         return value, grad + self.regularizer.smooth_gradient(w64)
 
     def batch_loss_gradient(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Mean loss gradient over ``rows`` (a mini-batch)."""
         if self._custom:
             return self.per_example_gradients(w, rows).mean(axis=0)
-        d1 = self.loss.derivative(self._matvec(self._check_point(w), rows), self.y[rows])
+        d1 = self._slopes(self._matvec(self._check_point(w), rows), rows)
         return self._xt(d1, rows) / len(d1)
 
     def per_example_gradients(self, w: np.ndarray, rows=None) -> np.ndarray:
-        """Dense (m, d) array of per-example loss gradients phi'(<w, x_i>, y_i) x_i."""
-        yb = self.y if rows is None else self.y[rows]
+        """Dense (m, d) array of per-example loss gradients s_i phi'(<w, x_i>, y_i) x_i
+        (a custom loss's clipped to norm L, then weighted)."""
         if self._custom:
+            yb = self.y if rows is None else self.y[rows]
             Xb = self.X if rows is None else self.X[rows]
-            return self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), Xb, yb)
-        d1 = self.loss.derivative(self._matvec(self._check_point(w), rows), yb)
+            return self._weigh(self.loss.clipped_gradients(np.asarray(w, dtype=np.float64), Xb, yb), rows)
+        d1 = self._slopes(self._matvec(self._check_point(w), rows), rows)
         Fb = self._features if rows is None else self._features[rows]
         out = np.empty((len(d1), self.n_features))
         k = Fb.shape[1]
@@ -404,18 +434,19 @@ class ERMProblem:
         jumps)."""
         if self._custom:
             w64, v64 = np.asarray(w, dtype=np.float64), np.asarray(v, dtype=np.float64)
-            return self.loss.mean_hessian_vector(w64, v64, self.X, self.y) + self.regularizer.l2 * v64
+            return (self.loss.mean_hessian_vector(w64, v64, self.X, self.y, weights=self.sample_weight)
+                    + self.regularizer.l2 * v64)
         curv = self._curvature_at(w)
         Xv = self._matvec(self._check_point(v))
         return self._xt(curv * Xv) / self.n_samples + self.regularizer.l2 * np.asarray(v, dtype=np.float64)
 
     def _curvature_at(self, w: np.ndarray) -> np.ndarray:
-        """phi''(<w, x_i>, y_i), remembered for the last w: Newton-CG asks for many
+        """s_i phi''(<w, x_i>, y_i), remembered for the last w: Newton-CG asks for many
         Hessian-vector products at one point, and each would otherwise re-read X."""
         key = np.asarray(w, dtype=np.float64).tobytes()
         cached = getattr(self, "_curvature_cache", None)
         if cached is None or cached[0] != key:
-            cached = (key, self.loss.curvature(self.margins(w), self.y))
+            cached = (key, self._curvatures(self.margins(w)))
             self._curvature_cache = cached
         return cached[1]
 
@@ -431,7 +462,7 @@ class ERMProblem:
             columns = [self.hessian_vector(w, e) for e in np.eye(self.n_features)]
             H = np.column_stack(columns)
             return 0.5 * (H + H.T)
-        curv = self.loss.curvature(self.margins(w), self.y)
+        curv = self._curvatures(self.margins(w))
         k = self._features.shape[1]
         H = np.zeros((self.n_features, self.n_features))
         if self.intercept_scaling:
@@ -490,10 +521,10 @@ class ERMProblem:
             return self.constraint.project(np.asarray(w, dtype=np.float64))
         return self.prox_step(w, self.gradient(w), 1.0 / self.smoothness)
 
-    def _rebuild(self, X=None, y=None, loss=None) -> "ERMProblem":
-        """The same problem with some of (features, labels, loss) replaced; with the same
-        data (only the loss changes) a view sharing them, in the same compute precision."""
-        if X is None and y is None:
+    def _rebuild(self, X=None, y=None, loss=None, sample_weight=None) -> "ERMProblem":
+        """The same problem with some of (features, labels, loss, weights) replaced; with the
+        same data (only the loss changes) a view sharing them, in the same compute precision."""
+        if X is None and y is None and sample_weight is None:
             view = copy.copy(self)
             view.loss = make_loss(loss)
             view._custom = isinstance(view.loss, CustomLoss)
@@ -503,7 +534,8 @@ class ERMProblem:
         return ERMProblem(self._features if X is None else X, self.y if y is None else y,
                           self.loss if loss is None else loss, self.regularizer, self.constraint,
                           data_norm=self.data_norm, label_bound=self.label_bound,
-                          intercept_scaling=self.intercept_scaling)
+                          intercept_scaling=self.intercept_scaling,
+                          sample_weight=self.sample_weight if sample_weight is None else sample_weight)
 
     def astype(self, dtype) -> "ERMProblem":
         """The same problem computed in ``dtype``.
@@ -523,21 +555,28 @@ class ERMProblem:
             return view
         return self._rebuild(X=self._features.astype(dtype))
 
-    def replace_row(self, i: int, x, y_i) -> "ERMProblem":
+    def replace_row(self, i: int, x, y_i, weight=None) -> "ERMProblem":
         """The neighbouring problem with row i replaced (replace-one), for tests and audits.
 
-        ``x``: the new features (without the intercept column)."""
+        ``x``: the new features (without the intercept column); ``weight``: the new sample
+        weight of row i (a weighted problem keeps row i's weight when None; an unweighted
+        one becomes weighted, the other rows at weight 1)."""
         X = self._features if self._row_scale is None else _scaled_rows(self._features, self._row_scale)
         X = X.tolil(copy=True) if sp.issparse(X) else X.copy()
         X[i] = x
         y = self.y.copy()
         y[i] = y_i
-        return self._rebuild(X=sp.csr_matrix(X) if sp.issparse(self._features) else X, y=y)
+        weights = None
+        if weight is not None:
+            weights = np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight.copy()
+            weights[i] = weight
+        return self._rebuild(X=sp.csr_matrix(X) if sp.issparse(self._features) else X, y=y, sample_weight=weights)
 
     def __repr__(self) -> str:
         return (
             f"ERMProblem(n={self.n_samples}, d={self.n_features}, loss={self.loss!r}, "
             f"regularizer={self.regularizer!r}, constraint={self.constraint!r}, "
             f"data_norm={self.data_norm:g}"
-            + (f", intercept_scaling={self.intercept_scaling:g})" if self.intercept_scaling else ")")
+            + (f", intercept_scaling={self.intercept_scaling:g}" if self.intercept_scaling else "")
+            + (", weighted)" if self.sample_weight is not None else ")")
         )
