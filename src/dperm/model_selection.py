@@ -351,7 +351,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             pick = int(rng.integers(len(candidates)))
             params = candidates[pick]
             seed = None if secure else rng.integers(2**63)
-            model = self._run(params, run_budget, seed).fit(X_train, y_train, sample_weight=s_train)
+            weights = {} if s_train is None else {"sample_weight": s_train}
+            model = self._run(params, run_budget, seed).fit(X_train, y_train, **weights)
             if model.event_ != planned[pick]:  # the accounting covers the planned mechanism only
                 raise RuntimeError(f"{type(model).__name__} ran another mechanism than the one planned from "
                                    "the data's shape; please report this")
