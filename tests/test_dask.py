@@ -228,6 +228,25 @@ def test_dask_dataframe_with_a_target_column_or_series(client):
         make_problem(ddf, "nope")
 
 
+def test_parquet_dataset_with_its_label_column(client, tmp_path):
+    """A Parquet dataset read with dd.read_parquet, the target named by column: Dask's
+    optimizer merges the partitions of the label column read alone (fewer, larger
+    partitions than the table's), which made to_dask_array(lengths=True) fail."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    X, y = data("logistic")
+    frame = pd.DataFrame(X.astype(np.float32), columns=["a", "b", "c"]).assign(label=y)
+    for k, begin in enumerate(range(0, len(y), BLOCK)):
+        frame.iloc[begin:begin + BLOCK].to_parquet(tmp_path / f"part.{k}.parquet")
+    kwargs = dict(regularizer=("l2", 0.1), algorithm="gd_output_perturbation", steps=10, epsilon=1.0,
+                  delta=1e-5, data_norm=2.0, random_state=5)
+    remote = dperm.minimize(dd.read_parquet(str(tmp_path)), "label", **kwargs)
+    local = dperm.minimize(X.astype(np.float32), y, **kwargs)
+    # float32 products summed in another order: agreement to float32 rounding
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-6)
+
+
 def test_zarr_store_read_block_by_block(client, tmp_path):
     zarr = pytest.importorskip("zarr")
     X, y = data("logistic")
