@@ -14,7 +14,8 @@ distributed = pytest.importorskip("dask.distributed", reason="the Dask tests nee
 
 import dperm  # noqa: E402
 from dperm.algorithms.nonconvex_gd import LangevinStepWarning  # noqa: E402
-from dperm.distributed import SUPPORTED_ALGORITHMS, DaskERMProblem, make_problem  # noqa: E402
+from dperm.algorithms.svrg import SVRGNoiseWarning  # noqa: E402
+from dperm.distributed import SUPPORTED_ALGORITHMS, UNSUPPORTED_ALGORITHMS, DaskERMProblem, make_problem  # noqa: E402
 from dperm.problem import DataNormWarning, ERMProblem  # noqa: E402
 
 # A problem each supported algorithm's assumptions accept, and short runs (each step
@@ -33,6 +34,13 @@ SPECS = {
     "dp_sosp": ("biweight", ("l2", 0.01), None, {"max_steps": 10}),
     "dp_gd_so": ("biweight", None, ("l2_ball", 1.0), {"steps": 10}),
     "rrpsgd": ("sigmoid_squared", ("l2", 0.01), None, {"max_steps": 520, "batch_size": 20}),
+    # 3 epochs of 200 steps: one snapshot map-reduce and one fetch of rows per epoch
+    "dp_svrg": ("logistic", ("elastic_net", 0.1, 0.5), None, {"epochs": 3, "inner_steps": 200, "batch_size": 20}),
+    # epochs of 2 x 300 and 4 x 300 steps: the second spans two rounds (512 + 88 steps)
+    "dp_svrg_pp": ("logistic", ("l2", 0.01), None, {"epochs": 2, "inner_steps": 150, "batch_size": 20}),
+    # pure DP; a coarse net (about 4e4 points at d = 3) keeps the scoring pass short
+    "exponential_mechanism": ("logistic", None, ("l2_ball", 1.0), {"delta": 0.0, "alpha": 0.05}),
+    "localization": ("logistic", ("l2", 0.1), None, {"delta": 0.0, "alpha": 0.05}),
 }
 BLOCK = 150
 
@@ -69,10 +77,12 @@ def fit_both(client, name, X=None, y=None, **extra):
     if X is None:
         X, y = data(loss)
     kwargs = dict(loss=loss, regularizer=reg, constraint=constraint, algorithm=name, epsilon=1.0, delta=1e-5,
-                  random_state=7, **hyper, **extra)
+                  random_state=7)
+    kwargs.update(hyper, **extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataNormWarning)
         warnings.simplefilter("ignore", LangevinStepWarning)  # dp_gld at 8 steps: short on purpose
+        warnings.simplefilter("ignore", SVRGNoiseWarning)  # dp_svrg at n = 600: the run, not its accuracy
         local = dperm.minimize(X, y, **kwargs)
         Xd, yd = on_dask(client, X, y)
         remote = dperm.minimize(Xd, yd, **kwargs)
@@ -193,11 +203,35 @@ def test_bad_input_is_refused_without_naming_data(client):
         make_problem(X, da.from_array(y, chunks=BLOCK))
 
 
-def test_algorithm_without_a_dask_path_is_refused(client):
+def test_every_registered_algorithm_declares_its_dask_status():
+    names = set(dperm.algorithms.names())
+    assert names == set(SUPPORTED_ALGORITHMS) | set(UNSUPPORTED_ALGORITHMS)
+    assert not set(SUPPORTED_ALGORITHMS) & set(UNSUPPORTED_ALGORITHMS)
+
+
+def test_algorithm_without_a_dask_path_is_refused_and_auto_passes_it_over(client, monkeypatch):
+    """An algorithm without a Dask path (none today: one is taken out of the table) is
+    refused with its reason, and algorithm="auto" takes the next rule instead."""
+    import dperm.distributed as dist
+
+    from dperm.algorithms.auto import choose_algorithm
+    from dperm.privacy.budget import PrivacyBudget
+
     X, y = data("logistic")
+    budget = PrivacyBudget(1.0, 1e-5)
+    spec = dict(loss="logistic", regularizer=("elastic_net", 1.0, 0.5), data_norm=2.0)
+    Xd, yd = on_dask(client, X, y)
+    local, remote = make_problem(X, y, **spec), make_problem(Xd, yd, **spec)
+    assert choose_algorithm(local, budget)[0] == choose_algorithm(remote, budget)[0] == "dp_svrg"
+    monkeypatch.setattr(dist, "SUPPORTED_ALGORITHMS", tuple(a for a in SUPPORTED_ALGORITHMS if a != "dp_svrg"))
+    monkeypatch.setitem(dist.UNSUPPORTED_ALGORITHMS, "dp_svrg", "a test's reason")
+    with pytest.raises(NotImplementedError, match=r"dp_svrg has no Dask path \(a test's reason\)"):
+        dperm.minimize(Xd, yd, algorithm="dp_svrg", epsilon=1.0, delta=1e-5, **spec)
     with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
-        dperm.minimize(*on_dask(client, X, y), regularizer=("l2", 0.1), algorithm="dp_svrg", epsilon=1.0,
-                       delta=1e-5, data_norm=2.0)
+        dperm.DPLogisticRegression(solver="dp_svrg", data_norm=2.0).fit(Xd, yd)
+    chosen = choose_algorithm(remote, budget)[0]
+    assert chosen != "dp_svrg" and chosen in dist.SUPPORTED_ALGORITHMS
+    assert choose_algorithm(local, budget)[0] == "dp_svrg"  # in memory, unchanged
 
 
 def test_column_chunks_are_merged_into_whole_rows(client):
@@ -304,9 +338,3 @@ def test_in_memory_fits_do_not_import_dask():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'zarr')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_estimator_refuses_a_solver_without_a_dask_path(client):
-    X, y = data("logistic")
-    with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
-        dperm.DPLogisticRegression(solver="dp_svrg", data_norm=2.0).fit(*on_dask(client, X, y))

@@ -17,17 +17,16 @@ sums.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-import copy
-
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem, _scaled_rows
+from ..problem.erm import ERMProblem
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -135,14 +134,19 @@ class DaskERMProblem(ERMProblem):
         return bool(flags[_chunks.FLAG_SCALED]), label_clip
 
     # -- the map-reduce -------------------------------------------------------------
-    def _reduce(self, kernel, width: int, *, reduce: str = "sum", **kwargs) -> np.ndarray:
+    def _reduce(self, kernel, width: int, *, reduce: str = "sum", shared: np.ndarray | None = None,
+                **kwargs) -> np.ndarray:
         """Apply ``kernel(F_b, y_b, **kwargs)`` (a 1 x width row) to every row block and
         combine the rows with a tree ``sum`` (or ``max``) on the workers; the client
-        receives the combined row only."""
+        receives the combined row only. ``shared``: a 2-D array passed to every call as
+        a third argument, ``kernel(F_b, y_b, shared, **kwargs)``, held once in the graph
+        (one task that every block depends on) rather than copied into each block's
+        task."""
         import dask.array as da
 
+        extra = () if shared is None else (da.from_array(shared, chunks=shared.shape), "kl")
         partials = da.blockwise(
-            kernel, "ij", self._features, "ij", self.y, "i",
+            kernel, "ij", self._features, "ij", self.y, "i", *extra,
             adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
             meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
         )
@@ -159,15 +163,11 @@ class DaskERMProblem(ERMProblem):
     def X(self):
         """The rows the model sees, as a lazy Dask array (scaled rows, intercept column):
         a view for inspection; the methods of this class never build it."""
-        F = self._features
-        layout = self._layout
-        if layout.clip:
-            F = F.map_blocks(_model_rows, layout=layout, dtype=F.dtype, meta=F._meta)
-        if self.intercept_scaling:
-            from .estimators import augment
-
-            F = augment(F, self.intercept_scaling)
-        return F
+        F, layout = self._features, self._layout
+        if not (layout.clip or layout.intercept):
+            return F
+        return F.map_blocks(_chunks.model_rows, layout=layout, chunks=(F.chunks[0], (self.n_features,)),
+                            dtype=F.dtype, meta=F._meta)
 
     # -- evaluation -------------------------------------------------------------------
     def margins(self, w: np.ndarray):
@@ -202,6 +202,16 @@ class DaskERMProblem(ERMProblem):
         H[np.diag_indices_from(H)] += self.regularizer.l2
         return 0.5 * (H + H.T)
 
+    def mean_losses_at_points(self, points: np.ndarray) -> np.ndarray:
+        """``(1/n) sum_i phi(<w_k, x_i>, y_i)`` at every row ``w_k`` of ``points`` (the
+        exponential mechanism's net): one map-reduce, each block scoring every point and
+        returning one sum per point; the points travel to each worker once."""
+        W = np.ascontiguousarray(points, dtype=np.float64)
+        if W.ndim != 2 or W.shape[1] != self.n_features:
+            raise ValueError(f"points must have shape (k, {self.n_features}), got {W.shape}")
+        out = self._reduce(_chunks.loss_sums_block, len(W), shared=W, layout=self._layout)
+        return out / self.n_samples
+
     def gather_rows(self, rows: np.ndarray, counts: np.ndarray):
         """The rows that the mini-batches ``rows[k, :counts[k]]`` (global indices drawn on
         the client) select, fetched from their blocks in one round trip.
@@ -213,20 +223,29 @@ class DaskERMProblem(ERMProblem):
         the in-memory run (the same draws from the fit's generator), so the sampling and
         its accounting are unchanged.
         """
+        F, y, local = self._fetch(rows, counts)
+        return _chunks.model_rows(F, self._layout), y, local
+
+    def gather_rows_and_slopes(self, rows: np.ndarray, counts: np.ndarray, w: np.ndarray):
+        """:meth:`gather_rows` and, fourth, ``phi'(<x_i, w>, y_i)`` of every fetched row (a
+        float64 vector aligned with ``X_batch``), computed as the in-memory problem's
+        ``loss.derivative(margins(w), y)`` computes it: DP-SVRG's slopes at the snapshot,
+        for the rows of one round only (the client never holds a length-n vector)."""
+        F, y, local = self._fetch(rows, counts)
+        block = _chunks._Block(F, y, self._layout)  # y is already clipped: clipping again is a no-op
+        slopes = np.ascontiguousarray(self.loss.derivative(block.matvec(self._check_point(w)), y), dtype=np.float64)
+        return _chunks.model_rows(F, self._layout), y, local, slopes
+
+    def _fetch(self, rows: np.ndarray, counts: np.ndarray):
+        """The stored rows (unscaled, no intercept column) and clipped labels of the
+        distinct indices in ``rows[k, :counts[k]]``, in increasing order, and ``rows``
+        re-indexed into them: one round trip for all the batches."""
         import dask
 
         chosen = [rows[k, :m] for k, m in enumerate(counts)]
         selected = np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
         F, y = dask.compute(self._features[selected], self.y[selected])
         F = sp.csr_matrix(F) if sp.issparse(F) else np.ascontiguousarray(F)
-        if self._clip:  # a row's factor depends on that row only: the same on a subset
-            scale = _chunks.row_scale(F, self.feature_norm)
-            if scale is not None:
-                F = _scaled_rows(F, scale)
-        if self.intercept_scaling:
-            from .estimators import _append_column
-
-            F = _append_column(F, self.intercept_scaling)
         y = np.asarray(y, dtype=np.float64)
         if self._label_clip is not None:
             y = np.clip(y, -self._label_clip, self._label_clip)
@@ -268,10 +287,3 @@ class DaskERMProblem(ERMProblem):
             f"data_norm={self.data_norm:g}"
             + (f", intercept_scaling={self.intercept_scaling:g})" if self.intercept_scaling else ")")
         )
-
-
-def _model_rows(F, *, layout):
-    """The block's rows scaled onto the feature bound (for :attr:`DaskERMProblem.X`)."""
-    F = _chunks._csr(F)
-    scale = _chunks.row_scale(F, layout.feature_bound)
-    return F if scale is None else _scaled_rows(F, scale)
