@@ -120,6 +120,39 @@ def test_dp_sgd_batches_are_the_in_memory_batches(client, sampling, sparse):
     assert remote.privacy_spent == local.privacy_spent and remote.event == local.event
 
 
+@pytest.mark.parametrize("name", ["dp_svrg", "dp_svrg_pp"])
+def test_dp_svrg_on_sparse_blocks_fetches_the_in_memory_batches(client, name):
+    """CSR blocks, rows above the bound: the inner batches are the in-memory run's, their
+    rows come with their slopes at the snapshot, and the snapshot gradient is one
+    map-reduce (the same sum in another order)."""
+    X, y = data("logistic")
+    X[np.abs(X) < 0.2] = 0.0
+    local, remote = fit_both(client, name, sp.csr_matrix(X), y, sampling="without_replacement")
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+    assert remote.event == local.event
+
+
+@pytest.mark.parametrize("solver,params", [("dp_svrg", {"epochs": 2, "inner_steps": 100}),
+                                           ("exponential_mechanism", {"alpha": 0.1})])
+def test_estimator_with_intercept_column_on_dask(client, solver, params):
+    """The virtual intercept column reaches the rows dp_svrg fetches and the rows that
+    score the exponential mechanism's net."""
+    X, y = data("logistic", d=2)
+    kwargs = dict(solver=solver, solver_params=params, data_norm=1.0, epsilon=1.0, random_state=3)
+    if solver == "exponential_mechanism":
+        kwargs.update(delta=0.0, alpha=1.0)
+    estimator = dperm.DPLogisticRegression(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        warnings.simplefilter("ignore", SVRGNoiseWarning)
+        local = estimator.fit(X, y)
+        coef, intercept = local.coef_.copy(), local.intercept_
+        remote = estimator.fit(*on_dask(client, X, y))
+    assert remote.solver_ == solver
+    np.testing.assert_allclose(remote.coef_, coef, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(remote.intercept_, intercept, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
 def test_full_batch_quantities_match_in_memory(client, intercept):
     """Rows above the bound (some are) scaled virtually, the intercept column virtual:
