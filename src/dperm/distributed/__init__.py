@@ -52,6 +52,7 @@ SUPPORTED_ALGORITHMS: tuple[str, ...] = (
 # (tests/test_dask.py checks it), so a new algorithm must declare its Dask status.
 UNSUPPORTED_ALGORITHMS: dict[str, str] = {}
 
+
 def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,
                  intercept_scaling=0.0):
     """The ERM problem for ``(X, y)``: a :class:`DaskERMProblem` when X (or y) is a Dask

@@ -87,6 +87,12 @@ def check_block(F, y, *, bound: float, binary: bool, label_bound: float) -> np.n
     return flags
 
 
+def labels(y, layout: Layout) -> np.ndarray:
+    """The block's labels in float64, clipped to the declared bound when some exceed it."""
+    y = np.asarray(y, dtype=np.float64)
+    return y if layout.label_bound is None else np.clip(y, -layout.label_bound, layout.label_bound)
+
+
 class _Block:
     """One block with the problem's virtual row scales and intercept column."""
 
@@ -94,8 +100,7 @@ class _Block:
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
-        y = np.asarray(y, dtype=np.float64)
-        self.y = y if layout.label_bound is None else np.clip(y, -layout.label_bound, layout.label_bound)
+        self.y = labels(y, layout)
         self.s = layout.intercept
         self.k = F.shape[1]
         self.d = self.k + (1 if self.s else 0)
@@ -175,7 +180,7 @@ def loss_sums_block(F, y, W, *, layout: Layout) -> np.ndarray:
     F's precision, a few points at a time."""
     from ..algorithms import _kernels  # the kernels import numba: only where a net is scored
 
-    b = _Block(F, y, layout)
+    y = labels(y, layout)
     rows = model_rows(F, layout)  # in the stored precision, as the in-memory problem's X
     out = np.empty((1, len(W)))
     try:
@@ -184,14 +189,14 @@ def loss_sums_block(F, y, W, *, layout: Layout) -> np.ndarray:
         code = None
     if code is not None:
         dense = rows.toarray() if sp.issparse(rows) else rows
-        _kernels.mean_losses_at_points(np.ascontiguousarray(dense, dtype=np.float64), b.y,
+        _kernels.mean_losses_at_points(np.ascontiguousarray(dense, dtype=np.float64), y,
                                        np.ascontiguousarray(W, dtype=np.float64), code, param, out[0])
         out *= rows.shape[0]
         return out
     chunk = max(1, _POINTS_PER_PRODUCT // max(1, rows.shape[0]))
     for begin in range(0, len(W), chunk):
         margins = np.asarray(rows @ W[begin : begin + chunk].T.astype(rows.dtype), dtype=np.float64)
-        out[0, begin : begin + chunk] = layout.loss.value(margins, b.y[:, None]).sum(axis=0)
+        out[0, begin : begin + chunk] = layout.loss.value(margins, y[:, None]).sum(axis=0)
     return out
 
 
