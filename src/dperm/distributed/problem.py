@@ -4,15 +4,17 @@ map-reduce over the row blocks.
 :class:`DaskERMProblem` is an :class:`~dperm.problem.ERMProblem` (same constants, same
 proximal steps, same optimality certificates, all from declared bounds and public
 hyper-parameters) whose data-touching methods (objective, gradient, Hessian-vector
-product, dense Hessian) map one kernel of :mod:`dperm.distributed._chunks` over the row
-blocks and add the partial sums. The algorithms run unchanged on the client: they see a
-gradient, draw their noise from the fit's own generator, and step, exactly as with
-NumPy input, so a fit on Dask and the same fit on NumPy with one ``random_state`` give
-the same coefficients up to the rounding of the summation order.
+product, dense Hessian, the mean loss at every point of a net) map one kernel of
+:mod:`dperm.distributed._chunks` over the row blocks and add the partial sums. The
+algorithms run unchanged on the client: they see a gradient, draw their noise from the
+fit's own generator, and step, exactly as with NumPy input, so a fit on Dask and the
+same fit on NumPy with one ``random_state`` give the same coefficients up to the
+rounding of the summation order.
 
-The data are never gathered: X stays where Dask keeps it (workers' memory, or a Zarr
-store read block by block), and the client only ever receives length-d (or d x d)
-sums.
+The data are never gathered: X stays where Dask keeps it (workers' memory, or a store
+read block by block), and the client receives length-d (or d x d, or one per point of a
+net) sums, and, for the mini-batch algorithms (:meth:`DaskERMProblem.gather_rows`), the
+rows of the batches the fit's generator drew, a round of steps at a time.
 """
 
 from __future__ import annotations
