@@ -153,6 +153,24 @@ def test_estimator_with_intercept_column_on_dask(client, solver, params):
     np.testing.assert_allclose(remote.intercept_, intercept, rtol=0, atol=1e-12)
 
 
+def test_exponential_mechanism_scores_without_a_compiled_loss(client, monkeypatch):
+    """A margin loss without a compiled kernel is scored by products ``X W^T`` in memory
+    and block by block alike: the same point of the net is drawn."""
+    from dperm.algorithms import _kernels
+
+    def no_kernel(loss):
+        raise ValueError("no compiled kernel")
+
+    monkeypatch.setattr(_kernels, "loss_code", no_kernel)
+    local, remote = fit_both(client, "exponential_mechanism")
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+    problem = make_problem(*on_dask(client, *data("logistic")), constraint=("l2_ball", 1.0), data_norm=2.0)
+    points = np.random.default_rng(0).normal(size=(7, 3))
+    expected = ERMProblem(*data("logistic"), constraint=("l2_ball", 1.0), data_norm=2.0)
+    np.testing.assert_allclose(problem.mean_losses_at_points(points),
+                               [expected.loss_value(p) for p in points], rtol=1e-13)
+
+
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
 def test_full_batch_quantities_match_in_memory(client, intercept):
     """Rows above the bound (some are) scaled virtually, the intercept column virtual:
