@@ -267,10 +267,10 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             rows = np.zeros((K, width), dtype=np.int64)
             _kernels.sample_batches(n, counts, rng.random((K, width)), rows, marker)
             normals = rng.standard_normal((K, d))
+            etas = np.full(K, step_size)
             if gather is not None:
                 X, y, rows, snap_slopes = gather(rows, counts, w_snap)
                 csr = sp.issparse(X)
-            etas = np.full(K, step_size)
             scales = np.empty(K)
             args = (y, w, w_snap, v_snap, snap_slopes, rows, counts, normals, inner_ratio, etas, float(b), code,
                     param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
