@@ -1,29 +1,37 @@
-"""Dask benchmark: a private fit read block by block from a Zarr store on a LocalCluster,
-with the peak memory of every process, and the Dask-versus-NumPy gradient pass.
+"""Dask benchmark: a private fit read block by block from a Zarr store or a Parquet
+dataset on a LocalCluster, with the peak memory of every process, and the Dask-versus-NumPy
+gradient pass.
 
-Run by hand (never in CI); needs the extra: ``pip install -e '.[dask]'``.
+Run by hand (never in CI); needs the extra: ``pip install -e '.[dask]'`` (and pyarrow for
+Parquet).
 
     python benchmarks/bench_dask.py --n 2e6 4e6 8e6          # fit from Zarr at each n (scaling)
     python benchmarks/bench_dask.py --n 2e7                  # the 8 GB float32 case (d = 100)
     python benchmarks/bench_dask.py --n 4e6 --compare-numpy  # + NumPy vs Dask gradient pass
+    python benchmarks/bench_dask.py --n 4e6 --formats zarr parquet --compare-numpy --cleanup
 
 Setting. X is n x d float32 (default d = 100), rows of L2 norm uniform in (0, 1] in
-random directions, labels ``sign(<w*, x> + noise)``; written once to an uncompressed
-Zarr store (``--store``, default /tmp/dperm_bench_dask) block by block, so writing needs
-memory for one block only, and reused by later runs with the same n, d and block size.
-The fit is ``gd_output_perturbation`` (logistic loss, ``("l2", 1e-3)``, epsilon = 1,
-delta = 1e-8, ``--steps`` gradient steps, default 5) through ``dperm.minimize`` on
-``da.from_zarr``: one checking pass when the problem is built, then one map-reduce over
-the blocks per step. The cluster is a ``LocalCluster`` of ``--workers`` processes with
-one thread each (default 2: the machine's cores) and a ``--memory-limit`` per worker.
+random directions, labels ``sign(<w*, x> + noise)``; written once, block by block (so
+writing needs memory for one block only), under ``--store`` (default
+/tmp/dperm_bench_dask) and reused by later runs with the same n, d and block size
+(``--cleanup`` deletes what the run wrote). ``zarr``: uncompressed Zarr arrays X and y,
+one chunk per block, read with ``da.from_zarr``. ``parquet``: one uncompressed, plain-encoded Parquet
+file per block (columns ``x0 .. x{d-1}`` float32 and ``y``), read with
+``dd.read_parquet`` and passed as a Dask DataFrame with ``y="y"`` (the same values as
+the Zarr store). The fit is ``gd_output_perturbation`` (logistic loss,
+``("l2", 1e-3)``, epsilon = 1, delta = 1e-8, ``--steps`` gradient steps, default 5):
+building the problem makes one checking pass (for Parquet, Dask also counts the rows of
+every partition, once), then one map-reduce over the blocks per step. The cluster is a
+``LocalCluster`` of ``--workers`` processes with one thread each (default 2: the
+machine's cores) and a ``--memory-limit`` per worker, a fresh one per format.
 
 Measures. Seconds of the checking pass, per gradient pass (median over the steps) and of
 the whole fit; rows per second of a gradient pass; peak RSS (VmHWM) of every
 worker process and of the client, and the size of X. ``--compare-numpy``: the same
 gradient at the same point on the same data in memory (``ERMProblem.gradient``, X read
-from the store into one NumPy array; one BLAS thread, like each worker), against Dask
-over the store and Dask over blocks persisted in the workers' memory; medians of
-``--repeats`` passes each.
+from the Zarr store, or the Parquet files, into one NumPy array; one BLAS thread, like
+each worker), against Dask over each format and Dask over blocks persisted in the
+workers' memory; medians of ``--repeats`` passes each.
 
 Timings on a shared machine are noisy: compare ratios measured in the same run.
 """
@@ -50,6 +58,20 @@ def _peak_rss_mb() -> float:
     return float("nan")
 
 
+def _blocks(n: int, d: int, block: int, seed: int = 0):
+    """(start, X block float32, y block float64) for every block of the dataset: the same
+    values for every format."""
+    w_star = np.random.default_rng(seed).normal(size=d)
+    w_star *= 4.0 / np.linalg.norm(w_star)
+    for b, start in enumerate(range(0, n, block)):
+        rng = np.random.default_rng([seed, b])
+        m = min(block, n - start)
+        X = rng.normal(size=(m, d))
+        X *= (rng.uniform(0.0, 1.0, size=m) / np.linalg.norm(X, axis=1))[:, None]
+        y = np.where(X @ w_star + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+        yield start, X.astype(np.float32) * np.float32(0.999), y  # rows within norm 1 after rounding
+
+
 def write_store(path: str, n: int, d: int, block: int, seed: int = 0) -> tuple[str, str]:
     """X (float32) and y (float64) as uncompressed Zarr arrays, written block by block."""
     import zarr
@@ -59,8 +81,6 @@ def write_store(path: str, n: int, d: int, block: int, seed: int = 0) -> tuple[s
     if os.path.exists(done):
         return x_path, y_path
     os.makedirs(path, exist_ok=True)
-    w_star = np.random.default_rng(seed).normal(size=d)
-    w_star *= 4.0 / np.linalg.norm(w_star)
 
     def create(p, shape, chunks, dtype):
         if hasattr(zarr, "create_array"):  # zarr 3
@@ -70,25 +90,51 @@ def write_store(path: str, n: int, d: int, block: int, seed: int = 0) -> tuple[s
 
     zX = create(x_path, (n, d), (block, d), "f4")
     zy = create(y_path, (n,), (block,), "f8")
-    for b, start in enumerate(range(0, n, block)):
-        rng = np.random.default_rng([seed, b])
-        m = min(block, n - start)
-        X = rng.normal(size=(m, d))
-        X *= (rng.uniform(0.0, 1.0, size=m) / np.linalg.norm(X, axis=1))[:, None]
-        y = np.where(X @ w_star + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
-        zX[start:start + m] = X.astype(np.float32) * np.float32(0.999)  # keep rows within norm 1 after rounding
-        zy[start:start + m] = y
+    for start, X, y in _blocks(n, d, block, seed):
+        zX[start:start + len(y)] = X
+        zy[start:start + len(y)] = y
     open(done, "w").close()
     return x_path, y_path
 
 
-def fit_from_store(client, x_path, y_path, steps: int) -> dict:
-    import dask.array as da
+def write_parquet(path: str, n: int, d: int, block: int, seed: int = 0) -> str:
+    """The same X and y as :func:`write_store`, one uncompressed Parquet file (one row
+    group) per block, columns ``x0 .. x{d-1}`` (float32) and ``y`` (float64)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
+    directory = os.path.join(path, f"Xy_{n}_{d}_{block}.parquet")
+    done = os.path.join(path, f".done_parquet_{n}_{d}_{block}")
+    if os.path.exists(done):
+        return directory
+    os.makedirs(directory, exist_ok=True)
+    names = [f"x{j}" for j in range(d)] + ["y"]
+    for b, (start, X, y) in enumerate(_blocks(n, d, block, seed)):
+        table = pa.Table.from_arrays([pa.array(X[:, j]) for j in range(d)] + [pa.array(y)], names=names)
+        # plain encoding: a dictionary of random floats only adds a page to read and decode
+        pq.write_table(table, os.path.join(directory, f"part.{b:05d}.parquet"), compression="none",
+                       use_dictionary=False, row_group_size=len(y))
+    open(done, "w").close()
+    return directory
+
+
+def dask_input(fmt: str, paths):
+    """``(X, y)`` for ``dperm``: Dask arrays from Zarr, or a Dask DataFrame and its
+    target column's name from Parquet."""
+    if fmt == "zarr":
+        import dask.array as da
+
+        return da.from_zarr(paths[0]), da.from_zarr(paths[1])
+    import dask.dataframe as dd
+
+    return dd.read_parquet(paths), "y"
+
+
+def fit_from_store(client, fmt, paths, steps: int) -> dict:
     import dperm
     from dperm.distributed import make_problem
 
-    X, y = da.from_zarr(x_path), da.from_zarr(y_path)
+    X, y = dask_input(fmt, paths)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # delta below 1/n is checked; nothing else warns here
@@ -118,38 +164,75 @@ def fit_from_store(client, x_path, y_path, steps: int) -> dict:
     }
 
 
-def compare_numpy(client, x_path, y_path, repeats: int) -> dict:
-    import dask.array as da
-    import zarr
+def _load_numpy(fmt: str, paths) -> tuple[np.ndarray, np.ndarray]:
+    if fmt == "zarr":
+        import zarr
+
+        return zarr.open_array(paths[0], mode="r")[:], zarr.open_array(paths[1], mode="r")[:]
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(paths)
+    y = table.column("y").to_numpy()
+    X = np.column_stack([table.column(name).to_numpy() for name in table.column_names if name != "y"])
+    return X, y
+
+
+def compare_numpy(client, stores: dict, repeats: int) -> dict:
+    """Median seconds of one gradient pass: NumPy in memory, Dask over each format, Dask
+    over blocks persisted in the workers (read from the first format)."""
     from threadpoolctl import threadpool_limits
 
     from dperm.distributed import make_problem
     from dperm.problem import ERMProblem
 
-    X_np, y_np = zarr.open_array(x_path, mode="r")[:], zarr.open_array(y_path, mode="r")[:]
+    first = next(iter(stores))
+    X_np, y_np = _load_numpy(first, stores[first])
     w = np.full(X_np.shape[1], 0.01)
     out = {}
     with threadpool_limits(1):
         local = ERMProblem(X_np, y_np, "logistic", ("l2", 1e-3))
         local.gradient(w)
         out["numpy_s"] = statistics.median(_times(lambda: local.gradient(w), repeats))
-    from_store = make_problem(da.from_zarr(x_path), da.from_zarr(y_path), "logistic", ("l2", 1e-3))
-    from_store.gradient(w)
-    out["dask_zarr_s"] = statistics.median(_times(lambda: from_store.gradient(w), repeats))
-    Xp, yp = client.persist([da.from_zarr(x_path), da.from_zarr(y_path)])
+    g0 = local.gradient(w)
+    del local, X_np, y_np
+    differences = []
+    for fmt, paths in stores.items():
+        from_store = make_problem(*dask_input(fmt, paths), "logistic", ("l2", 1e-3))
+        from_store.gradient(w)
+        out[f"dask_{fmt}_s"] = statistics.median(_times(lambda: from_store.gradient(w), repeats))
+        differences.append(np.abs(from_store.gradient(w) - g0).max())
+    X, y = dask_input(first, stores[first])
+    if first == "parquet":
+        from dperm.distributed.inputs import as_dask_xy
+
+        X, y = as_dask_xy(X, y)
+    Xp, yp = client.persist([X, y])
     in_memory = make_problem(Xp, yp, "logistic", ("l2", 1e-3))
     in_memory.gradient(w)
     out["dask_persisted_s"] = statistics.median(_times(lambda: in_memory.gradient(w), repeats))
-    g0, g1, g2 = local.gradient(w), from_store.gradient(w), in_memory.gradient(w)
-    out["max_gradient_difference"] = float(max(np.abs(g0 - g1).max(), np.abs(g0 - g2).max()))
-    out["ratio_zarr"] = round(out["dask_zarr_s"] / out["numpy_s"], 3)
-    out["ratio_persisted"] = round(out["dask_persisted_s"] / out["numpy_s"], 3)
+    differences.append(np.abs(in_memory.gradient(w) - g0).max())
+    out["max_gradient_difference"] = float(max(differences))
+    for fmt in list(stores) + ["persisted"]:
+        out[f"ratio_{fmt}"] = round(out[f"dask_{fmt}_s"] / out["numpy_s"], 3)
     del Xp, yp
     return {k: (round(v, 4) if isinstance(v, float) and not k.startswith("max") else v) for k, v in out.items()}
 
 
 def _warm_up() -> None:
     import dperm.distributed._chunks  # noqa: F401
+
+
+def _warm_up_client() -> None:
+    """The fit's client-side work once on tiny data (imports, compiled kernels), outside
+    the timings: otherwise the first format measured pays it."""
+    import dperm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) / 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dperm.minimize(X, np.sign(X[:, 0]) + (X[:, 0] == 0), regularizer=("l2", 1e-3),
+                       algorithm="gd_output_perturbation", steps=2, epsilon=1.0, delta=1e-8, random_state=0)
 
 
 def _times(f, repeats):
@@ -172,29 +255,53 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compare-numpy", action="store_true")
+    parser.add_argument("--formats", nargs="+", choices=("zarr", "parquet"), default=["zarr"])
+    parser.add_argument("--cleanup", action="store_true", help="delete the data this run wrote, at the end")
     args = parser.parse_args(argv)
 
     from dask.distributed import Client, LocalCluster
 
-    rows = []
+    def cluster():
+        return LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                            memory_limit=args.memory_limit, dashboard_address=":0")
+
+    _warm_up_client()
+    rows, written = [], []
     for n in (int(v) for v in args.n):
-        t = time.perf_counter()
-        x_path, y_path = write_store(args.store, n, args.d, args.block)
-        write_s = time.perf_counter() - t
-        # A fresh cluster per n: every worker's peak RSS is that run's alone.
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          memory_limit=args.memory_limit, dashboard_address=":0") as cluster, Client(cluster) as client:
-            client.run(_warm_up)  # imports on the workers, outside the timings
-            row = {"n": n, "d": args.d, "block_rows": args.block, "X_GB": round(n * args.d * 4 / 1e9, 2),
-                   "write_s": round(write_s, 1)}
-            row.update(fit_from_store(client, x_path, y_path, args.steps))
-            # Peaks of the out-of-core fit, before the comparison loads X into memory.
-            row["worker_peak_rss_MB"] = sorted(round(v) for v in client.run(_peak_rss_mb).values())
-            row["client_peak_rss_MB"] = round(_peak_rss_mb())
-            if args.compare_numpy:
-                row.update(compare_numpy(client, x_path, y_path, args.repeats))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        stores = {}
+        for fmt in args.formats:
+            t = time.perf_counter()
+            if fmt == "zarr":
+                stores[fmt] = write_store(args.store, n, args.d, args.block)
+            else:
+                stores[fmt] = write_parquet(args.store, n, args.d, args.block)
+            write_s = time.perf_counter() - t
+            written += [stores[fmt]] if isinstance(stores[fmt], str) else list(stores[fmt])
+            # A fresh cluster per n and format: every worker's peak RSS is that run's alone.
+            with cluster() as c, Client(c) as client:
+                client.run(_warm_up)  # imports on the workers, outside the timings
+                row = {"n": n, "d": args.d, "format": fmt, "block_rows": args.block,
+                       "X_GB": round(n * args.d * 4 / 1e9, 2), "write_s": round(write_s, 1)}
+                row.update(fit_from_store(client, fmt, stores[fmt], args.steps))
+                row["worker_peak_rss_MB"] = sorted(round(v) for v in client.run(_peak_rss_mb).values())
+                row["client_peak_rss_MB"] = round(_peak_rss_mb())
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if args.compare_numpy:  # after the fits: it loads X into the client's memory
+            with cluster() as c, Client(c) as client:
+                client.run(_warm_up)
+                row = {"n": n, "d": args.d, "compare": compare_numpy(client, stores, args.repeats)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.cleanup:
+        import shutil
+
+        for path in written:
+            shutil.rmtree(path, ignore_errors=True)
+        for n in (int(v) for v in args.n):
+            for marker in (f".done_{n}_{args.d}_{args.block}", f".done_parquet_{n}_{args.d}_{args.block}"):
+                if os.path.exists(os.path.join(args.store, marker)):
+                    os.remove(os.path.join(args.store, marker))
     return rows
 
 

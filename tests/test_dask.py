@@ -14,7 +14,8 @@ distributed = pytest.importorskip("dask.distributed", reason="the Dask tests nee
 
 import dperm  # noqa: E402
 from dperm.algorithms.nonconvex_gd import LangevinStepWarning  # noqa: E402
-from dperm.distributed import SUPPORTED_ALGORITHMS, DaskERMProblem, make_problem  # noqa: E402
+from dperm.algorithms.svrg import SVRGNoiseWarning  # noqa: E402
+from dperm.distributed import SUPPORTED_ALGORITHMS, UNSUPPORTED_ALGORITHMS, DaskERMProblem, make_problem  # noqa: E402
 from dperm.problem import DataNormWarning, ERMProblem  # noqa: E402
 
 # A problem each supported algorithm's assumptions accept, and short runs (each step
@@ -33,6 +34,13 @@ SPECS = {
     "dp_sosp": ("biweight", ("l2", 0.01), None, {"max_steps": 10}),
     "dp_gd_so": ("biweight", None, ("l2_ball", 1.0), {"steps": 10}),
     "rrpsgd": ("sigmoid_squared", ("l2", 0.01), None, {"max_steps": 520, "batch_size": 20}),
+    # 3 epochs of 200 steps: one snapshot map-reduce and one fetch of rows per epoch
+    "dp_svrg": ("logistic", ("elastic_net", 0.1, 0.5), None, {"epochs": 3, "inner_steps": 200, "batch_size": 20}),
+    # epochs of 2 x 300 and 4 x 300 steps: the second spans two rounds (512 + 88 steps)
+    "dp_svrg_pp": ("logistic", ("l2", 0.01), None, {"epochs": 2, "inner_steps": 150, "batch_size": 20}),
+    # pure DP; a coarse net (about 4e4 points at d = 3) keeps the scoring pass short
+    "exponential_mechanism": ("logistic", None, ("l2_ball", 1.0), {"delta": 0.0, "alpha": 0.05}),
+    "localization": ("logistic", ("l2", 0.1), None, {"delta": 0.0, "alpha": 0.05}),
 }
 BLOCK = 150
 
@@ -69,10 +77,12 @@ def fit_both(client, name, X=None, y=None, **extra):
     if X is None:
         X, y = data(loss)
     kwargs = dict(loss=loss, regularizer=reg, constraint=constraint, algorithm=name, epsilon=1.0, delta=1e-5,
-                  random_state=7, **hyper, **extra)
+                  random_state=7)
+    kwargs.update(hyper, **extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataNormWarning)
         warnings.simplefilter("ignore", LangevinStepWarning)  # dp_gld at 8 steps: short on purpose
+        warnings.simplefilter("ignore", SVRGNoiseWarning)  # dp_svrg at n = 600: the run, not its accuracy
         local = dperm.minimize(X, y, **kwargs)
         Xd, yd = on_dask(client, X, y)
         remote = dperm.minimize(Xd, yd, **kwargs)
@@ -108,6 +118,57 @@ def test_dp_sgd_batches_are_the_in_memory_batches(client, sampling, sparse):
     local, remote = fit_both(client, "dp_sgd", sp.csr_matrix(X) if sparse else X, y, sampling=sampling)
     np.testing.assert_array_equal(remote.coef, local.coef)
     assert remote.privacy_spent == local.privacy_spent and remote.event == local.event
+
+
+@pytest.mark.parametrize("name", ["dp_svrg", "dp_svrg_pp"])
+def test_dp_svrg_on_sparse_blocks_fetches_the_in_memory_batches(client, name):
+    """CSR blocks, rows above the bound: the inner batches are the in-memory run's, their
+    rows come with their slopes at the snapshot, and the snapshot gradient is one
+    map-reduce (the same sum in another order)."""
+    X, y = data("logistic")
+    X[np.abs(X) < 0.2] = 0.0
+    local, remote = fit_both(client, name, sp.csr_matrix(X), y, sampling="without_replacement")
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+    assert remote.event == local.event
+
+
+@pytest.mark.parametrize("solver,params", [("dp_svrg", {"epochs": 2, "inner_steps": 100}),
+                                           ("exponential_mechanism", {"alpha": 0.1})])
+def test_estimator_with_intercept_column_on_dask(client, solver, params):
+    """The virtual intercept column reaches the rows dp_svrg fetches and the rows that
+    score the exponential mechanism's net."""
+    X, y = data("logistic", d=2)
+    kwargs = dict(solver=solver, solver_params=params, data_norm=1.0, epsilon=1.0, random_state=3)
+    if solver == "exponential_mechanism":
+        kwargs.update(delta=0.0, alpha=1.0)
+    estimator = dperm.DPLogisticRegression(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataNormWarning)
+        warnings.simplefilter("ignore", SVRGNoiseWarning)
+        local = estimator.fit(X, y)
+        coef, intercept = local.coef_.copy(), local.intercept_
+        remote = estimator.fit(*on_dask(client, X, y))
+    assert remote.solver_ == solver
+    np.testing.assert_allclose(remote.coef_, coef, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(remote.intercept_, intercept, rtol=0, atol=1e-12)
+
+
+def test_exponential_mechanism_scores_without_a_compiled_loss(client, monkeypatch):
+    """A margin loss without a compiled kernel is scored by products ``X W^T`` in memory
+    and block by block alike: the same point of the net is drawn."""
+    from dperm.algorithms import _kernels
+
+    def no_kernel(loss):
+        raise ValueError("no compiled kernel")
+
+    monkeypatch.setattr(_kernels, "loss_code", no_kernel)
+    local, remote = fit_both(client, "exponential_mechanism")
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
+    problem = make_problem(*on_dask(client, *data("logistic")), constraint=("l2_ball", 1.0), data_norm=2.0)
+    points = np.random.default_rng(0).normal(size=(7, 3))
+    expected = ERMProblem(*data("logistic"), constraint=("l2_ball", 1.0), data_norm=2.0)
+    np.testing.assert_allclose(problem.mean_losses_at_points(points),
+                               [expected.loss_value(p) for p in points], rtol=1e-13)
 
 
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
@@ -193,11 +254,35 @@ def test_bad_input_is_refused_without_naming_data(client):
         make_problem(X, da.from_array(y, chunks=BLOCK))
 
 
-def test_algorithm_without_a_dask_path_is_refused(client):
+def test_every_registered_algorithm_declares_its_dask_status():
+    names = set(dperm.algorithms.names())
+    assert names == set(SUPPORTED_ALGORITHMS) | set(UNSUPPORTED_ALGORITHMS)
+    assert not set(SUPPORTED_ALGORITHMS) & set(UNSUPPORTED_ALGORITHMS)
+
+
+def test_algorithm_without_a_dask_path_is_refused_and_auto_passes_it_over(client, monkeypatch):
+    """An algorithm without a Dask path (none today: one is taken out of the table) is
+    refused with its reason, and algorithm="auto" takes the next rule instead."""
+    import dperm.distributed as dist
+
+    from dperm.algorithms.auto import choose_algorithm
+    from dperm.privacy.budget import PrivacyBudget
+
     X, y = data("logistic")
+    budget = PrivacyBudget(1.0, 1e-5)
+    spec = dict(loss="logistic", regularizer=("elastic_net", 1.0, 0.5), data_norm=2.0)
+    Xd, yd = on_dask(client, X, y)
+    local, remote = make_problem(X, y, **spec), make_problem(Xd, yd, **spec)
+    assert choose_algorithm(local, budget)[0] == choose_algorithm(remote, budget)[0] == "dp_svrg"
+    monkeypatch.setattr(dist, "SUPPORTED_ALGORITHMS", tuple(a for a in SUPPORTED_ALGORITHMS if a != "dp_svrg"))
+    monkeypatch.setitem(dist.UNSUPPORTED_ALGORITHMS, "dp_svrg", "a test's reason")
+    with pytest.raises(NotImplementedError, match=r"dp_svrg has no Dask path \(a test's reason\)"):
+        dperm.minimize(Xd, yd, algorithm="dp_svrg", epsilon=1.0, delta=1e-5, **spec)
     with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
-        dperm.minimize(*on_dask(client, X, y), regularizer=("l2", 0.1), algorithm="dp_svrg", epsilon=1.0,
-                       delta=1e-5, data_norm=2.0)
+        dperm.DPLogisticRegression(solver="dp_svrg", data_norm=2.0).fit(Xd, yd)
+    chosen = choose_algorithm(remote, budget)[0]
+    assert chosen != "dp_svrg" and chosen in dist.SUPPORTED_ALGORITHMS
+    assert choose_algorithm(local, budget)[0] == "dp_svrg"  # in memory, unchanged
 
 
 def test_column_chunks_are_merged_into_whole_rows(client):
@@ -226,6 +311,25 @@ def test_dask_dataframe_with_a_target_column_or_series(client):
         make_problem(ddf.assign(s="x"), "label")
     with pytest.raises(ValueError, match="not a column"):
         make_problem(ddf, "nope")
+
+
+def test_parquet_dataset_with_its_label_column(client, tmp_path):
+    """A Parquet dataset read with dd.read_parquet, the target named by column: Dask's
+    optimizer merges the partitions of the label column read alone (fewer, larger
+    partitions than the table's), which made to_dask_array(lengths=True) fail."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    X, y = data("logistic")
+    frame = pd.DataFrame(X.astype(np.float32), columns=["a", "b", "c"]).assign(label=y)
+    for k, begin in enumerate(range(0, len(y), BLOCK)):
+        frame.iloc[begin:begin + BLOCK].to_parquet(tmp_path / f"part.{k}.parquet")
+    kwargs = dict(regularizer=("l2", 0.1), algorithm="gd_output_perturbation", steps=10, epsilon=1.0,
+                  delta=1e-5, data_norm=2.0, random_state=5)
+    remote = dperm.minimize(dd.read_parquet(str(tmp_path)), "label", **kwargs)
+    local = dperm.minimize(X.astype(np.float32), y, **kwargs)
+    # float32 products summed in another order: agreement to float32 rounding
+    np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-6)
 
 
 def test_zarr_store_read_block_by_block(client, tmp_path):
@@ -285,9 +389,3 @@ def test_in_memory_fits_do_not_import_dask():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'zarr')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_estimator_refuses_a_solver_without_a_dask_path(client):
-    X, y = data("logistic")
-    with pytest.raises(NotImplementedError, match="dp_svrg has no Dask path"):
-        dperm.DPLogisticRegression(solver="dp_svrg", data_norm=2.0).fit(*on_dask(client, X, y))

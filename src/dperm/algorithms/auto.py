@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..distributed import supports
 from .registry import AssumptionError, auto_rules, check_assumptions, get
 
 __all__ = ["auto_table", "choose_algorithm", "strongly_convex_smooth", "svrg_contracts"]
@@ -64,7 +65,7 @@ def choose_algorithm(problem, budget) -> tuple[str, str]:
     example a non-smooth loss, no bounded domain and no strong convexity).
     """
     for name, condition, reason in auto_table():
-        if not condition(problem, budget):
+        if not (supports(problem, name) and condition(problem, budget)):  # Dask data: only a Dask path
             continue
         try:
             check_assumptions(get(name), problem, budget)

@@ -112,6 +112,9 @@ def _objectives(problem: ERMProblem, points: np.ndarray) -> np.ndarray:
     ``X @ W^T``."""
     reg = problem.regularizer
     penalty = reg.l1 * np.abs(points).sum(axis=1) + 0.5 * reg.l2 * np.einsum("ij,ij->i", points, points)
+    on_blocks = getattr(problem, "mean_losses_at_points", None)  # Dask data: one map-reduce over the blocks
+    if on_blocks is not None:
+        return on_blocks(points) + penalty
     try:
         code, param = _kernels.loss_code(problem.loss)
     except ValueError:

@@ -239,7 +239,8 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     X, y = problem.X, problem.y
     weights = _kernels.weights_of(problem)
     csr = sp.issparse(X)
-    if not csr:
+    gather = getattr(problem, "gather_rows_and_slopes", None)  # Dask data: each round fetches its batches' rows
+    if not csr and gather is None:
         X = np.ascontiguousarray(X)
     code, param = _kernels.loss_code(problem.loss)
     proj_kind, proj_radius = projection_of(problem.constraint)
@@ -251,9 +252,12 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     w_snap = initial_point(problem, init)
     w = w_snap.copy()
     for m, snapshot_sigma in zip(epoch_lengths, snapshot_sigmas):
-        # phi'(<x_i, w~>, y_i) for every row: the snapshot gradient and every inner step's correction use them
-        snap_slopes = np.ascontiguousarray(problem._slopes(problem.margins(w_snap)), np.float64)  # weighted
-        v_snap = problem._xt(snap_slopes) / n + rng.normal(0.0, snapshot_sigma, size=d)
+        if gather is None:
+            # phi'(<x_i, w~>, y_i) for every row: the snapshot gradient and every inner step's correction use them
+            snap_slopes = np.ascontiguousarray(problem._slopes(problem.margins(w_snap)), np.float64)  # weighted
+            v_snap = problem._xt(snap_slopes) / n + rng.normal(0.0, snapshot_sigma, size=d)
+        else:  # one map-reduce; the fetched rows come with their slopes at w~
+            v_snap = problem.loss_gradient(w_snap) + rng.normal(0.0, snapshot_sigma, size=d)
         if restart_from_snapshot:
             w = w_snap.copy()
         w_sum = np.zeros(d)
@@ -265,6 +269,9 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             _kernels.sample_batches(n, counts, rng.random((K, width)), rows, marker)
             normals = rng.standard_normal((K, d))
             etas = np.full(K, step_size)
+            if gather is not None:
+                X, y, rows, snap_slopes = gather(rows, counts, w_snap)
+                csr = sp.issparse(X)
             scales = np.empty(K)
             args = (y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, inner_ratio, etas, float(b), code,
                     param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,

@@ -19,12 +19,14 @@ from ..problem.erm import ERMProblem
 from .inputs import is_dask_collection
 from .problem import DaskERMProblem  # imports no Dask: only a fit on Dask data does
 
-__all__ = ["make_problem", "is_dask_collection", "check_supported", "SUPPORTED_ALGORITHMS", "DaskERMProblem"]
+__all__ = ["make_problem", "is_dask_collection", "supports", "check_supported", "SUPPORTED_ALGORITHMS",
+           "UNSUPPORTED_ALGORITHMS", "DaskERMProblem"]
 
 # The algorithms that run on Dask data, each checked against the in-memory fit in
 # tests/test_dask.py: the full-batch ones see the data only through map-reduces
-# (objective, gradient, Hessian-vector product, dense Hessian); the mini-batch ones
-# (dp_sgd, rrpsgd) through DaskERMProblem.gather_rows.
+# (objective, gradient, Hessian-vector product, dense Hessian; the exponential
+# mechanism's scores at every point of its net); the mini-batch ones (dp_sgd, rrpsgd,
+# and the inner steps of dp_svrg, dp_svrg_pp) through DaskERMProblem.gather_rows.
 SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "objective_perturbation",
     "output_perturbation",
@@ -39,9 +41,19 @@ SUPPORTED_ALGORITHMS: tuple[str, ...] = (
     "dp_gd_so",
     "dp_sgd",
     "rrpsgd",
+    "dp_svrg",
+    "dp_svrg_pp",
+    "exponential_mechanism",
+    "localization",
 )
-# The mini-batch ones gather rows without their weights: refused with sample_weight.
-_UNWEIGHTED_ON_DASK = ("dp_sgd", "rrpsgd")
+# Refused with sample_weight on Dask data: the mini-batch ones gather rows (and SVRG their
+# slopes) without the weights, and the net-scoring ones score without them.
+_UNWEIGHTED_ON_DASK = ("dp_sgd", "rrpsgd", "dp_svrg", "dp_svrg_pp", "exponential_mechanism", "localization")
+
+# Registered algorithms refused on Dask data, each with its reason (for the error and
+# docs/scaling.md). Every registered algorithm is in one of the two tables
+# (tests/test_dask.py checks it), so a new algorithm must declare its Dask status.
+UNSUPPORTED_ALGORITHMS: dict[str, str] = {}
 
 
 def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,
@@ -62,17 +74,23 @@ def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, da
                       intercept_scaling=intercept_scaling, sample_weight=sample_weight)
 
 
+def supports(problem, algorithm: str) -> bool:
+    """Whether ``algorithm`` can run on ``problem`` (always for in-memory problems)."""
+    return not isinstance(problem, DaskERMProblem) or algorithm in SUPPORTED_ALGORITHMS
+
+
 def check_supported(problem, algorithm: str) -> None:
     """Raise a clear error when ``algorithm`` has no Dask path and ``problem`` is over
     Dask data (a no-op for in-memory problems)."""
-    if isinstance(problem, DaskERMProblem) and algorithm not in SUPPORTED_ALGORITHMS:
+    if not supports(problem, algorithm):
+        reason = UNSUPPORTED_ALGORITHMS.get(algorithm, "no Dask path was written for it")
         raise NotImplementedError(
-            f"{algorithm} has no Dask path yet (it reads rows by index); on Dask data use one of "
+            f"{algorithm} has no Dask path ({reason}); on Dask data use one of "
             f"{list(SUPPORTED_ALGORITHMS)}, or pass the data in memory"
         )
     if isinstance(problem, DaskERMProblem) and problem.sample_weight is not None and algorithm in _UNWEIGHTED_ON_DASK:
         raise NotImplementedError(
-            f"{algorithm} does not take sample_weight on Dask data yet (its mini-batches are gathered without "
-            "the weights); use a full-batch algorithm, or pass the data in memory"
+            f"{algorithm} does not take sample_weight on Dask data yet (it fetches rows or scores points without "
+            "the weights); use a full-batch gradient algorithm, or pass the data in memory"
         )
 

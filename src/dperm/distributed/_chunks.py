@@ -91,6 +91,12 @@ def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float)
     return flags
 
 
+def labels(y, layout: Layout) -> np.ndarray:
+    """The block's labels in float64, clipped to the declared bound when some exceed it."""
+    y = np.asarray(y, dtype=np.float64)
+    return y if layout.label_bound is None else np.clip(y, -layout.label_bound, layout.label_bound)
+
+
 class _Block:
     """One block with the problem's virtual row scales, intercept column and sample weights."""
 
@@ -98,8 +104,7 @@ class _Block:
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
-        y = np.asarray(y, dtype=np.float64)
-        self.y = y if layout.label_bound is None else np.clip(y, -layout.label_bound, layout.label_bound)
+        self.y = labels(y, layout)
         self.s = layout.intercept
         self.k = F.shape[1]
         self.d = self.k + (1 if self.s else 0)
@@ -171,3 +176,57 @@ def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
 def margins_block(F, *, w, layout: Layout) -> np.ndarray:
     """``<w, x_i>`` for the rows of the block (with their scales and intercept)."""
     return _Block(F, np.zeros(F.shape[0]), layout).matvec(w)
+
+
+_POINTS_PER_PRODUCT = 2**22  # margins per block and chunk of points (the in-memory fallback's bound)
+
+
+def loss_sums_block(F, y, W, *, layout: Layout) -> np.ndarray:
+    """``sum_i phi(<W[k], x_i>, y_i)`` over the block for every point ``W[k]`` of a net, a
+    1 x len(W) row: the exponential mechanism's scores, the arithmetic of the in-memory
+    ``exponential._objectives`` on the block's model rows (scaled onto the bound,
+    intercept column appended). With a compiled loss, the compiled kernel in float64
+    (its per-block mean times the block's row count); otherwise margins ``F W^T`` in
+    F's precision, a few points at a time."""
+    from ..algorithms import _kernels  # the kernels import numba: only where a net is scored
+
+    y = labels(y, layout)
+    rows = model_rows(F, layout)  # in the stored precision, as the in-memory problem's X
+    out = np.empty((1, len(W)))
+    try:
+        code, param = _kernels.loss_code(layout.loss)
+    except ValueError:
+        code = None
+    if code is not None:
+        dense = rows.toarray() if sp.issparse(rows) else rows
+        _kernels.mean_losses_at_points(np.ascontiguousarray(dense, dtype=np.float64), y,
+                                       np.ascontiguousarray(W, dtype=np.float64), code, param, out[0])
+        out *= rows.shape[0]
+        return out
+    chunk = max(1, _POINTS_PER_PRODUCT // max(1, rows.shape[0]))
+    for begin in range(0, len(W), chunk):
+        margins = np.asarray(rows @ W[begin : begin + chunk].T.astype(rows.dtype), dtype=np.float64)
+        out[0, begin : begin + chunk] = layout.loss.value(margins, y[:, None]).sum(axis=0)
+    return out
+
+
+def model_rows(F, layout: Layout):
+    """The block's rows as the model sees them: rows above the feature bound scaled onto
+    it (in the stored precision, as :attr:`dperm.problem.ERMProblem.X` scales them; a
+    row's factor depends on that row only, so a subset of rows gets the same), and the
+    constant intercept column appended when there is one. CSR for sparse blocks."""
+    from ..problem.erm import _scaled_rows
+
+    F = _csr(F)
+    scale = row_scale(F, layout.feature_bound) if layout.clip else None
+    if scale is not None:
+        F = _scaled_rows(F, scale)
+    return append_column(F, layout.intercept) if layout.intercept else F
+
+
+def append_column(block, value: float):
+    """``block`` with a constant column ``value`` appended (dense or CSR)."""
+    column = np.full((block.shape[0], 1), value, dtype=block.dtype)
+    if sp.issparse(block):
+        return sp.hstack([block, sp.csr_matrix(column)], format="csr")
+    return np.hstack([block, column])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import label_vector
+from ._chunks import append_column
 from .inputs import as_dask_features, is_dask_collection
 
 __all__ = ["validate", "augment"]
@@ -41,16 +42,7 @@ def _gather_labels(y, n: int) -> np.ndarray:
     return label_vector(y, n, numeric=False)
 
 
-def _append_column(block, scaling):
-    column = np.full((block.shape[0], 1), scaling, dtype=block.dtype)
-    if hasattr(block, "tocsr"):  # SciPy sparse
-        import scipy.sparse as sp
-
-        return sp.hstack([block, sp.csr_matrix(column)], format="csr")
-    return np.hstack([block, column])
-
-
 def augment(X, scaling: float):
     """X with the constant intercept feature ``scaling`` appended to every block."""
     d = X.shape[1]
-    return X.map_blocks(_append_column, scaling, chunks=(X.chunks[0], (d + 1,)), dtype=X.dtype, meta=X._meta)
+    return X.map_blocks(append_column, scaling, chunks=(X.chunks[0], (d + 1,)), dtype=X.dtype, meta=X._meta)

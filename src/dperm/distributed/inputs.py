@@ -67,7 +67,22 @@ def _frame_to_array(frame, name: str):
         raise TypeError(f"{name} must be numeric; columns {bad[:5]} are not (encode or drop them first)")
     dtypes = set(frame.dtypes)
     dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
-    return frame.to_dask_array(lengths=True).astype(dtype)
+    return _to_dask_array(frame).astype(dtype)
+
+
+def _to_dask_array(frame):
+    """A Dask DataFrame or Series as a Dask array with known row chunks.
+
+    The collection is optimized first: Dask's optimizer may merge the partitions of a
+    column projection (a Parquet dataset read for its label column alone has fewer,
+    larger partitions than the full table), and ``to_dask_array(lengths=True)`` checks
+    the lengths of the optimized partitions against the count of the unoptimized ones,
+    which then fails. The row chunks may differ between X and y; y is rechunked to X's.
+    """
+    optimize = getattr(frame, "optimize", None)  # Dask's expression-based DataFrames
+    if optimize is not None:
+        frame = optimize()
+    return frame.to_dask_array(lengths=True)
 
 
 def as_dask_xy(X, y):
@@ -136,7 +151,7 @@ def _as_dask_labels(da, y, X, name: str = "y"):
             raise ValueError(f"{name} must be 1-D of length {n}, got a DataFrame of {len(y.columns)} columns")
         y = y[y.columns[0]]
     if _is_series(y):
-        y = y.to_dask_array(lengths=True)
+        y = _to_dask_array(y)
     elif not isinstance(y, da.Array):
         y = label_vector(y, n, name=name)
         # Persisted once: a graph holding the array itself would ship it on every pass.

@@ -4,30 +4,31 @@ map-reduce over the row blocks.
 :class:`DaskERMProblem` is an :class:`~dperm.problem.ERMProblem` (same constants, same
 proximal steps, same optimality certificates, all from declared bounds and public
 hyper-parameters) whose data-touching methods (objective, gradient, Hessian-vector
-product, dense Hessian) map one kernel of :mod:`dperm.distributed._chunks` over the row
-blocks and add the partial sums. The algorithms run unchanged on the client: they see a
-gradient, draw their noise from the fit's own generator, and step, exactly as with
-NumPy input, so a fit on Dask and the same fit on NumPy with one ``random_state`` give
-the same coefficients up to the rounding of the summation order.
+product, dense Hessian, the mean loss at every point of a net) map one kernel of
+:mod:`dperm.distributed._chunks` over the row blocks and add the partial sums. The
+algorithms run unchanged on the client: they see a gradient, draw their noise from the
+fit's own generator, and step, exactly as with NumPy input, so a fit on Dask and the
+same fit on NumPy with one ``random_state`` give the same coefficients up to the
+rounding of the summation order.
 
-The data are never gathered: X stays where Dask keeps it (workers' memory, or a Zarr
-store read block by block), and the client only ever receives length-d (or d x d)
-sums.
+The data are never gathered: X stays where Dask keeps it (workers' memory, or a store
+read block by block), and the client receives length-d (or d x d, or one per point of a
+net) sums, and, for the mini-batch algorithms (:meth:`DaskERMProblem.gather_rows`), the
+rows of the batches the fit's generator drew, a round of steps at a time.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-import copy
-
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem, _scaled_rows
+from ..problem.erm import ERMProblem
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -146,16 +147,20 @@ class DaskERMProblem(ERMProblem):
         return bool(flags[_chunks.FLAG_SCALED]), label_clip
 
     # -- the map-reduce -------------------------------------------------------------
-    def _reduce(self, kernel, width: int, *, reduce: str = "sum", **kwargs) -> np.ndarray:
-        """Apply ``kernel(F_b, y_b[, s_b], **kwargs)`` (a 1 x width row; ``s_b`` the block's
-        sample weights when the problem has them) to every row block and combine the rows
-        with a tree ``sum`` (or ``max``) on the workers; the client receives the combined
-        row only."""
+    def _reduce(self, kernel, width: int, *, reduce: str = "sum", shared: np.ndarray | None = None,
+                **kwargs) -> np.ndarray:
+        """Apply ``kernel(F_b, y_b[, s_b][, shared], **kwargs)`` (a 1 x width row; ``s_b`` the
+        block's sample weights when the problem has them) to every row block and combine the
+        rows with a tree ``sum`` (or ``max``) on the workers; the client receives the combined
+        row only. ``shared``: a 2-D array passed to every call after the weights, held once in
+        the graph (one task that every block depends on) rather than copied into each
+        block's task."""
         import dask.array as da
 
         weights = () if self.sample_weight is None else (self.sample_weight, "i")
+        extra = () if shared is None else (da.from_array(shared, chunks=shared.shape), "kl")
         partials = da.blockwise(
-            kernel, "ij", self._features, "ij", self.y, "i", *weights,
+            kernel, "ij", self._features, "ij", self.y, "i", *weights, *extra,
             adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
             meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
         )
@@ -172,15 +177,11 @@ class DaskERMProblem(ERMProblem):
     def X(self):
         """The rows the model sees, as a lazy Dask array (scaled rows, intercept column):
         a view for inspection; the methods of this class never build it."""
-        F = self._features
-        layout = self._layout
-        if layout.clip:
-            F = F.map_blocks(_model_rows, layout=layout, dtype=F.dtype, meta=F._meta)
-        if self.intercept_scaling:
-            from .estimators import augment
-
-            F = augment(F, self.intercept_scaling)
-        return F
+        F, layout = self._features, self._layout
+        if not (layout.clip or layout.intercept):
+            return F
+        return F.map_blocks(_chunks.model_rows, layout=layout, chunks=(F.chunks[0], (self.n_features,)),
+                            dtype=F.dtype, meta=F._meta)
 
     # -- evaluation -------------------------------------------------------------------
     def margins(self, w: np.ndarray):
@@ -215,6 +216,18 @@ class DaskERMProblem(ERMProblem):
         H[np.diag_indices_from(H)] += self.regularizer.l2
         return 0.5 * (H + H.T)
 
+    def mean_losses_at_points(self, points: np.ndarray) -> np.ndarray:
+        """``(1/n) sum_i phi(<w_k, x_i>, y_i)`` at every row ``w_k`` of ``points`` (the
+        exponential mechanism's net): one map-reduce, each block scoring every point and
+        returning one sum per point; the points travel to each worker once."""
+        if self.sample_weight is not None:  # check_supported refuses it before any charge
+            raise NotImplementedError("scoring points with sample_weight on Dask data is not supported")
+        W = np.ascontiguousarray(points, dtype=np.float64)
+        if W.ndim != 2 or W.shape[1] != self.n_features:
+            raise ValueError(f"points must have shape (k, {self.n_features}), got {W.shape}")
+        out = self._reduce(_chunks.loss_sums_block, len(W), shared=W, layout=self._layout)
+        return out / self.n_samples
+
     def gather_rows(self, rows: np.ndarray, counts: np.ndarray):
         """The rows that the mini-batches ``rows[k, :counts[k]]`` (global indices drawn on
         the client) select, fetched from their blocks in one round trip.
@@ -226,20 +239,31 @@ class DaskERMProblem(ERMProblem):
         the in-memory run (the same draws from the fit's generator), so the sampling and
         its accounting are unchanged.
         """
+        F, y, local = self._fetch(rows, counts)
+        return _chunks.model_rows(F, self._layout), y, local
+
+    def gather_rows_and_slopes(self, rows: np.ndarray, counts: np.ndarray, w: np.ndarray):
+        """:meth:`gather_rows` and, fourth, ``phi'(<x_i, w>, y_i)`` of every fetched row (a
+        float64 vector aligned with ``X_batch``), computed as the in-memory problem's
+        ``loss.derivative(margins(w), y)`` computes it: DP-SVRG's slopes at the snapshot,
+        for the rows of one round only (the client never holds a length-n vector)."""
+        if self.sample_weight is not None:  # check_supported refuses it before any charge
+            raise NotImplementedError("fetching rows with sample_weight on Dask data is not supported")
+        F, y, local = self._fetch(rows, counts)
+        block = _chunks._Block(F, y, self._layout)  # y is already clipped: clipping again is a no-op
+        slopes = np.ascontiguousarray(self.loss.derivative(block.matvec(self._check_point(w)), y), dtype=np.float64)
+        return _chunks.model_rows(F, self._layout), y, local, slopes
+
+    def _fetch(self, rows: np.ndarray, counts: np.ndarray):
+        """The stored rows (unscaled, no intercept column) and clipped labels of the
+        distinct indices in ``rows[k, :counts[k]]``, in increasing order, and ``rows``
+        re-indexed into them: one round trip for all the batches."""
         import dask
 
         chosen = [rows[k, :m] for k, m in enumerate(counts)]
         selected = np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
         F, y = dask.compute(self._features[selected], self.y[selected])
         F = sp.csr_matrix(F) if sp.issparse(F) else np.ascontiguousarray(F)
-        if self._clip:  # a row's factor depends on that row only: the same on a subset
-            scale = _chunks.row_scale(F, self.feature_norm)
-            if scale is not None:
-                F = _scaled_rows(F, scale)
-        if self.intercept_scaling:
-            from .estimators import _append_column
-
-            F = _append_column(F, self.intercept_scaling)
         y = np.asarray(y, dtype=np.float64)
         if self._label_clip is not None:
             y = np.clip(y, -self._label_clip, self._label_clip)
@@ -281,10 +305,3 @@ class DaskERMProblem(ERMProblem):
             f"data_norm={self.data_norm:g}"
             + (f", intercept_scaling={self.intercept_scaling:g})" if self.intercept_scaling else ")")
         )
-
-
-def _model_rows(F, *, layout):
-    """The block's rows scaled onto the feature bound (for :attr:`DaskERMProblem.X`)."""
-    F = _chunks._csr(F)
-    scale = _chunks.row_scale(F, layout.feature_bound)
-    return F if scale is None else _scaled_rows(F, scale)
