@@ -274,12 +274,19 @@ def test_dask_weights_are_checked_block_by_block():
         assert "1.5" not in str(caught.value) and "0.25" not in str(caught.value)
     with pytest.raises(ValueError, match="sample_weight has 59 entries"):
         dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), sample_weight=np.ones(59))
-    # the mini-batch algorithms gather rows without their weights: refused before any charge
+    # the algorithms that fetch rows or score a net do so without the weights: refused
+    # before any charge, and passed over by "auto"
     accountant = dperm.BudgetAccountant(10.0, 1e-3)
-    with pytest.raises(NotImplementedError, match="sample_weight"):
-        dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm="dp_sgd",
-                       sample_weight=np.ones(60), accountant=accountant)
+    for name in ("dp_sgd", "rrpsgd", "dp_svrg", "dp_svrg_pp", "exponential_mechanism", "localization"):
+        with pytest.raises(NotImplementedError, match="sample_weight"):
+            dperm.minimize(dX, dy, epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm=name,
+                           sample_weight=np.ones(60), accountant=accountant)
     assert accountant.spent is None and not accountant.events
+    from dperm.algorithms.auto import choose_algorithm
+    from dperm.distributed import make_problem, supports
+
+    weighted = make_problem(dX, dy, regularizer=("l2", 0.1), sample_weight=np.ones(60))
+    assert supports(weighted, choose_algorithm(weighted, dperm.PrivacyBudget(1.0, 1e-5))[0])
     with pytest.raises(TypeError, match="Dask"):
         dperm.minimize(X, y, epsilon=1.0, delta=1e-5, sample_weight=da.from_array(np.ones(60), chunks=20))
 

@@ -76,21 +76,25 @@ def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, da
 
 def supports(problem, algorithm: str) -> bool:
     """Whether ``algorithm`` can run on ``problem`` (always for in-memory problems)."""
-    return not isinstance(problem, DaskERMProblem) or algorithm in SUPPORTED_ALGORITHMS
+    if not isinstance(problem, DaskERMProblem):
+        return True
+    weighted = problem.sample_weight is not None
+    return algorithm in SUPPORTED_ALGORITHMS and not (weighted and algorithm in _UNWEIGHTED_ON_DASK)
 
 
 def check_supported(problem, algorithm: str) -> None:
     """Raise a clear error when ``algorithm`` has no Dask path and ``problem`` is over
     Dask data (a no-op for in-memory problems)."""
-    if not supports(problem, algorithm):
+    if not isinstance(problem, DaskERMProblem):
+        return
+    if algorithm not in SUPPORTED_ALGORITHMS:
         reason = UNSUPPORTED_ALGORITHMS.get(algorithm, "no Dask path was written for it")
         raise NotImplementedError(
             f"{algorithm} has no Dask path ({reason}); on Dask data use one of "
             f"{list(SUPPORTED_ALGORITHMS)}, or pass the data in memory"
         )
-    if isinstance(problem, DaskERMProblem) and problem.sample_weight is not None and algorithm in _UNWEIGHTED_ON_DASK:
+    if not supports(problem, algorithm):
         raise NotImplementedError(
             f"{algorithm} does not take sample_weight on Dask data yet (it fetches rows or scores points without "
             "the weights); use a full-batch gradient algorithm, or pass the data in memory"
         )
-
