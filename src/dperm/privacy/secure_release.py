@@ -11,7 +11,8 @@ the unperturbed value from them. Here a release is
     ``g * (round(q / g) + K)``,
 
 with ``g`` a power of two chosen from public quantities only (sensitivity, dimension,
-noise scale) and ``K`` an integer vector drawn *exactly* (:mod:`.exact_sampling`), so the
+noise scale) and ``K`` an integer vector drawn *exactly* (:mod:`.fast_sampling`, compiled;
+:mod:`.exact_sampling`, the vectorized reference), so the
 output is a deterministic function of an integer vector whose law is known exactly, and
 each coordinate is a float that is exactly ``g`` times an integer (exactly representable
 whenever that integer is below 2^53 in absolute value, i.e. for any value below
@@ -83,6 +84,7 @@ dperm.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -96,9 +98,8 @@ from .exact_sampling import (
     UniformSource,
     _bernoulli_exp_unit,
     bernoulli_exp,
-    discrete_gaussian,
-    discrete_laplace,
 )
+from .fast_sampling import fast_discrete_gaussian, fast_discrete_laplace
 
 __all__ = [
     "GRID_SENSITIVITY_BITS",
@@ -251,6 +252,7 @@ class SecureGaussianParameters:
     tau: float
 
 
+@functools.lru_cache(maxsize=1024)  # iterative fits ask for the same parameters at every step
 def secure_gaussian_parameters(sigma: float, sensitivity: float, dim: int) -> SecureGaussianParameters:
     """Grid and discrete-Gaussian parameter of a release accounted as N(0, sigma^2) noise.
 
@@ -301,7 +303,7 @@ def secure_gaussian_release(values, sigma: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_gaussian_parameters(sigma, sensitivity, values.size)
-    noise = discrete_gaussian(_source(source), params.noise_multiple, values.size)
+    noise = fast_discrete_gaussian(_source(source), params.noise_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
@@ -418,7 +420,7 @@ def secure_laplace_release(values, epsilon: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_laplace_parameters(epsilon, sensitivity, values.size)
-    noise = discrete_laplace(_source(source), params.scale_multiple, values.size)
+    noise = fast_discrete_laplace(_source(source), params.scale_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
