@@ -9,9 +9,13 @@ import pytest
 import dperm
 from dperm.privacy import events as ev
 from dperm.privacy.accountant import epsilon
+from dperm.privacy.mechanisms import single_release
 from dperm.privacy.secure_release import release_grid, secure_laplace_parameters, secure_sensitivity
 
 from test_catalogue import data
+
+# dp_gld at 7 steps warns that its budget-solved step size is large: irrelevant here
+pytestmark = pytest.mark.filterwarnings("ignore:.*the iteration is unstable")
 
 
 @pytest.mark.parametrize("name", ["output_perturbation", "gd_output_perturbation"])
@@ -49,3 +53,81 @@ def test_secure_gaussian_costs_only_the_rounding_in_noise():
     seeded = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="output_perturbation", epsilon=1.0, delta=1e-5,
                             random_state=0)
     assert secure.event.sigma == pytest.approx(seeded.event.sigma * (1 + 2**-12), rel=1e-6)
+
+
+# ------------------------------------------------------- iterative full-batch algorithms
+# every full-batch algorithm whose per-step releases go through mechanisms.release
+ITERATIVE = ["noisy_gd", "dp_accmd", "dp_fw_l2", "dp_gd", "dp_gld"]
+
+
+def _fit(name, random_state, **params):
+    from dperm.algorithms import get
+    from dperm.privacy import PrivacyBudget
+    from dperm.problem import ERMProblem
+
+    from test_catalogue import SPECS
+
+    loss, reg, constraint, delta = SPECS[name]
+    X, y = data(loss)
+    problem = ERMProblem(X, y, loss, reg, constraint)
+    return get(name).fit(problem, PrivacyBudget(2.0, delta), rng=random_state, steps=7, **params), delta
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Record every secure Gaussian release (its output and grid) and forbid NumPy noise."""
+    from dperm.privacy import mechanisms, secure_release
+
+    calls = []
+    original = secure_release.secure_gaussian_release
+
+    def spy(values, sigma, sensitivity, **kwargs):
+        out = original(values, sigma, sensitivity, **kwargs)
+        calls.append((out, secure_release.secure_gaussian_parameters(sigma, sensitivity, out.size).grid))
+        return out
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("NumPy noise drawn on the secure path")
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_release", spy)
+    monkeypatch.setattr(mechanisms, "gaussian_noise", forbidden)
+    return calls
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_fits_release_every_step_on_the_grid(name, recorded):
+    fit, delta = _fit(name, None)
+    one = single_release(fit.event)
+    assert isinstance(one, ev.GaussianRelease) and one.secure
+    assert len(recorded) == 7  # one secure release per step, nothing else
+    for out, grid in recorded:
+        assert np.array_equal(np.rint(out / grid) * grid, out)  # exact multiples of the grid
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_secure_accounting_is_the_closed_form(name):
+    from dperm.privacy.secure_release import secure_gaussian_epsilon
+
+    fit, delta = _fit(name, None)
+    one = single_release(fit.event)
+    # T adaptive Gaussian releases at the rounding's effective sensitivity, plus the
+    # sampler's slack: Gaussian DP with mu = sqrt(T) Delta (1 + 2^-12) / sigma
+    closed = secure_gaussian_epsilon(one.sigma, secure_sensitivity(one.sensitivity), delta, 7)
+    assert epsilon(fit.event, delta) == pytest.approx(closed, rel=1e-9)
+    assert fit.privacy_spent.epsilon <= 2.0 * (1 + 1e-9)
+    seeded, _ = _fit(name, 0)
+    # the rounding costs a factor 1 + 2^-12 in noise, nothing else
+    assert one.sigma == pytest.approx(single_release(seeded.event).sigma * (1 + 2**-12), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_seeded_fits_draw_numpy_noise_only(name, monkeypatch):
+    from dperm.privacy import secure_release
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("secure sampler used on the seeded path")
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_release", forbidden)
+    a, _ = _fit(name, 5)
+    b, _ = _fit(name, 5)
+    assert np.array_equal(a.coef, b.coef) and not single_release(a.event).secure
