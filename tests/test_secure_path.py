@@ -131,3 +131,44 @@ def test_iterative_seeded_fits_draw_numpy_noise_only(name, monkeypatch):
     a, _ = _fit(name, 5)
     b, _ = _fit(name, 5)
     assert np.array_equal(a.coef, b.coef) and not single_release(a.event).secure
+
+
+# ---------------------------------------------------------------- objective perturbation
+def test_objective_perturbation_secure_path(monkeypatch):
+    import math
+
+    from dperm.privacy import secure_release
+    from dperm.privacy.secure_release import PERTURBATION_TAIL, TAU_PER_RELEASE, secure_noise_parameters
+
+    drawn = []
+    original = secure_release.secure_gaussian_noise
+
+    def spy(sigma, dim, **kwargs):
+        b = original(sigma, dim, **kwargs)
+        drawn.append((b, secure_noise_parameters(sigma, dim).grid))
+        return b
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_noise", spy)
+    X, y = data("logistic", n=300, d=2)
+    fit = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0, delta=1e-5)
+    seeded = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0,
+                            delta=1e-5, random_state=0)
+    objective, coupling, output = fit.event.events
+    # b: exact discrete Gaussian on its grid g_b <= 2^-40 sigma_b
+    (b, grid_b), = drawn
+    assert np.array_equal(np.rint(b / grid_b) * grid_b, b) and grid_b <= objective.scale * 2.0**-40
+    # the output: a secure Gaussian release on its grid, at the sensitivity widened by the
+    # perturbation 60 g_b sqrt(d) of the coupling
+    assert isinstance(output, ev.GaussianRelease) and output.secure
+    plain = single_release(seeded.event.events[1])
+    n = 300
+    mu_J = 2.0 * fit.hyperparameters["tolerance"] / plain.sensitivity
+    widened = 2.0 * (fit.hyperparameters["tolerance"] + 60 * grid_b * math.sqrt(2) / n) / mu_J
+    assert output.sensitivity == pytest.approx(widened, rel=1e-12)
+    grid = release_grid(output.sensitivity, 2, output.sigma)
+    assert np.array_equal(np.rint(fit.coef / grid) * grid, fit.coef)
+    # the coupling's term, and the budget is kept
+    assert coupling.epsilon == pytest.approx(2 * TAU_PER_RELEASE)
+    assert coupling.delta == pytest.approx((1 + math.e) * 2 * PERTURBATION_TAIL + 2 * TAU_PER_RELEASE, rel=1e-6)
+    assert epsilon(fit.event, 1e-5) <= 1.0 and fit.privacy_spent.epsilon <= 1.0
+    assert not seeded.event.events[1].secure and len(seeded.event.events) == 2
