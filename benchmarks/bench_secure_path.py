@@ -25,7 +25,7 @@ from dperm.problem import ERMProblem
 # (algorithm, regularizer, constraint, extra parameters): problems each accepts on ADULT
 CASES = [
     ("output_perturbation", ("l2", 1e-3), None, {}),
-    ("gd_output_perturbation", ("l2", 1e-3), None, {}),
+    ("objective_perturbation", ("l2", 1e-3), None, {}),
     ("noisy_gd", ("l2", 1e-3), None, {"max_steps": 200}),
     ("dp_accmd", None, ("l1_ball", 5.0), {"steps": 200}),
     ("dp_fw_l2", None, ("l2_ball", 5.0), {"max_steps": 200}),
