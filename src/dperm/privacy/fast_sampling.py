@@ -202,7 +202,9 @@ def _fill(buf, st, scale, out, start, gaussian):
 
 
 def _words(source, count: int) -> np.ndarray:
-    return np.frombuffer(source.bytes(4 * count), dtype=np.uint32)
+    # a writable copy: the kernel then has one compiled signature (a read-only buffer
+    # from ``bytes`` and a concatenated one would need two)
+    return np.frombuffer(bytearray(source.bytes(4 * count)), dtype=np.uint32)
 
 
 def _draw(source, scale: int, size: int, gaussian: bool, first_words: int | None) -> np.ndarray:
