@@ -191,7 +191,9 @@ def dp_accmd(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or numpy.random.Generator
-        Source of the noise.
+        Source of the noise. ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         T. Default: the integer minimizing the explicit bound below with ``sigma^2 = T
         Delta^2 / mu^2`` -- about ``(48 L_C^2 D mu^2 / (Delta^2 W))^{1/4}``, Wang, Ye, Xu 2017,

@@ -235,7 +235,9 @@ def dp_fw_l2(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or numpy Generator
-        Source of all randomness (noise and the random iterate).
+        Source of all randomness (noise and the random iterate). ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         T. Default :func:`dp_fw_l2_default_steps`: ``ceil(A n mu / (4 R L sqrt(d)))`` with
         ``A = G (R + ||w_1||) + 2 beta R^2``, the exact minimizer of the bound above at

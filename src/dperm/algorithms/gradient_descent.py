@@ -88,6 +88,10 @@ def noisy_gd(
         convex F is run over the ball of radius L/mu, which holds the minimizer.
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
+    rng : None, int or numpy.random.Generator
+        ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         Default ``T = ceil(n^2 mu^2 / (4 d))`` where mu is the Gaussian-DP parameter of
         the budget: beyond it the optimization term ``R B / sqrt(T)`` of Nikolov's lecture notes on private ERM

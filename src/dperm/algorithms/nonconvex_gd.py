@@ -236,7 +236,9 @@ def dp_gd(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or Generator
-        Source of all randomness (noise and the random index).
+        Source of all randomness (noise and the random index). ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     output : {"last", "random", "all"}
         "last": ``w_T`` (Theorem 6.2, PL). "random": ``w_m`` with m uniform on
         {0, ..., T-1} (Theorem 6.3; the index m is drawn before the run, independently

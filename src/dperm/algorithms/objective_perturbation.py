@@ -210,6 +210,12 @@ def objective_perturbation(
         differing rows; about 14% more noise than the analytic Gaussian at
         (1, 1e-5)), which is valid and tighter than Kifer et al.'s
         ``(8 ln(2/delta) + 4 eps) / eps^2`` times L^2.
+    rng : None, int or numpy.random.Generator
+        ``None`` with delta > 0 (production): b is drawn exactly on a fine grid and the
+        output released by the floating-point-safe sampler, accounted through a coupling
+        with the continuous mechanism (docs/privacy.md, "Objective perturbation on the
+        secure path"); delta = 0 keeps NumPy's L2-Laplace noise. A seed or Generator:
+        NumPy's reproducible noise, for experiments.
     jacobian_share : float
         Share of the objective part's epsilon spent on the Jacobian term; it sets the
         extra ridge ``Lambda = beta_loss / (e^{eps_J} - 1) - n mu`` (zero when the
