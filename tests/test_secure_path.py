@@ -154,9 +154,9 @@ def test_objective_perturbation_secure_path(monkeypatch):
     seeded = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0,
                             delta=1e-5, random_state=0)
     objective, coupling, output = fit.event.events
-    # b: exact discrete Gaussian on its grid g_b <= 2^-40 sigma_b
+    # b: exact discrete Gaussian on its grid g_b <= 2^-46 sigma_b
     (b, grid_b), = drawn
-    assert np.array_equal(np.rint(b / grid_b) * grid_b, b) and grid_b <= objective.scale * 2.0**-40
+    assert np.array_equal(np.rint(b / grid_b) * grid_b, b) and grid_b <= objective.scale * 2.0**-46
     # the output: a secure Gaussian release on its grid, at the sensitivity widened by the
     # perturbation 60 g_b sqrt(d) of the coupling
     assert isinstance(output, ev.GaussianRelease) and output.secure

@@ -473,7 +473,7 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
 
 
 # ------------------------------------------------------ internal noise (objective perturbation)
-PERTURBATION_NOISE_BITS = 40  # the grid of an internal noise vector: g <= 2^-40 sigma
+PERTURBATION_NOISE_BITS = 46  # the grid of an internal noise vector: g <= 2^-46 sigma (S < 2^47 < 2^48)
 PERTURBATION_STEPS = 60  # |k - x| of the smoothing's randomized rounding, in grid steps
 # Q's probability that one coordinate's randomized rounding moves by more than 60 steps:
 # sum_{|j - x| > t} exp(-(j - x)^2 / (2 r^2)) <= 2 exp(-t^2/(2 r^2)) / (1 - exp(-t/r^2)),
@@ -485,7 +485,7 @@ PERTURBATION_TAIL = 1.01 * 2.0 * math.exp(-PERTURBATION_STEPS**2 / (2.0 * SMOOTH
 @dataclass(frozen=True)
 class SecureNoiseParameters:
     """Internal Gaussian noise ``g K``, K iid N_Z(0, S^2), standing for continuous noise of
-    std ``sigma``: ``grid`` g (<= 2^-40 sigma), ``noise_multiple`` S with
+    std ``sigma``: ``grid`` g (<= 2^-46 sigma), ``noise_multiple`` S with
     ``S^2 >= (sigma/g)^2 + r^2``, and ``perturbation``: the bound ``60 g sqrt(d)`` on the
     distance between ``g K`` and the continuous noise it is coupled with, exceeded with
     probability at most ``tail`` = d x :data:`PERTURBATION_TAIL` (< 4e-88 d)."""
