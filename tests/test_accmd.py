@@ -15,6 +15,7 @@ from dperm.algorithms import AssumptionError, get, names
 from _event_checks import check_event_accounting
 from dperm.privacy import PrivacyBudget
 from dperm.privacy import events as ev
+from dperm.privacy import mechanisms
 from dperm.privacy.gaussian_dp import gaussian_dp_mu
 from dperm.privacy.mechanisms import single_release
 from dperm.problem import ERMProblem, L1Ball, solve_reference
@@ -75,14 +76,14 @@ def test_noise_scale_is_the_exact_calibration_of_T_steps(data, constraint, geome
 
 def _counting(monkeypatch):
     calls = []
-    original = accmd.sample_release
+    original = mechanisms.sample_release  # what release() draws on the seeded path
 
     def sample(rng, event, dim):
         z = original(rng, event, dim)
         calls.append(z.copy())
         return z
 
-    monkeypatch.setattr(accmd, "sample_release", sample)
+    monkeypatch.setattr(mechanisms, "sample_release", sample)
     return calls
 
 
@@ -115,12 +116,12 @@ def test_output_is_post_processing_of_the_noisy_gradients(data, monkeypatch, con
     assert max(np.linalg.norm(problem.gradient(x) - neighbour.gradient(x)) for x in xs) > 1e-3
 
     replay = iter(coupled)
-    monkeypatch.setattr(accmd, "sample_release", lambda rng, event, dim: next(replay))
+    monkeypatch.setattr(mechanisms, "sample_release", lambda rng, event, dim: next(replay))
     same = fit(neighbour, eps=2.0, rng=5, steps=30, geometry=geometry)
     np.testing.assert_allclose(same.coef, base.coef, rtol=0, atol=1e-9)
     # sanity: with the same noise (not the coupled one) the neighbour's output differs
     replay_plain = iter(draws)
-    monkeypatch.setattr(accmd, "sample_release", lambda rng, event, dim: next(replay_plain))
+    monkeypatch.setattr(mechanisms, "sample_release", lambda rng, event, dim: next(replay_plain))
     other = fit(neighbour, eps=2.0, rng=5, steps=30, geometry=geometry)
     assert np.linalg.norm(other.coef - base.coef) > 1e-6
 

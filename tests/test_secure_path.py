@@ -9,9 +9,13 @@ import pytest
 import dperm
 from dperm.privacy import events as ev
 from dperm.privacy.accountant import epsilon
+from dperm.privacy.mechanisms import single_release
 from dperm.privacy.secure_release import release_grid, secure_laplace_parameters, secure_sensitivity
 
 from test_catalogue import data
+
+# dp_gld at 7 steps warns that its budget-solved step size is large: irrelevant here
+pytestmark = pytest.mark.filterwarnings("ignore:.*the iteration is unstable")
 
 
 @pytest.mark.parametrize("name", ["output_perturbation", "gd_output_perturbation"])
@@ -49,3 +53,122 @@ def test_secure_gaussian_costs_only_the_rounding_in_noise():
     seeded = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="output_perturbation", epsilon=1.0, delta=1e-5,
                             random_state=0)
     assert secure.event.sigma == pytest.approx(seeded.event.sigma * (1 + 2**-12), rel=1e-6)
+
+
+# ------------------------------------------------------- iterative full-batch algorithms
+# every full-batch algorithm whose per-step releases go through mechanisms.release
+ITERATIVE = ["noisy_gd", "dp_accmd", "dp_fw_l2", "dp_gd", "dp_gld"]
+
+
+def _fit(name, random_state, **params):
+    from dperm.algorithms import get
+    from dperm.privacy import PrivacyBudget
+    from dperm.problem import ERMProblem
+
+    from test_catalogue import SPECS
+
+    loss, reg, constraint, delta = SPECS[name]
+    X, y = data(loss)
+    problem = ERMProblem(X, y, loss, reg, constraint)
+    return get(name).fit(problem, PrivacyBudget(2.0, delta), rng=random_state, steps=7, **params), delta
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Record every secure Gaussian release (its output and grid) and forbid NumPy noise."""
+    from dperm.privacy import mechanisms, secure_release
+
+    calls = []
+    original = secure_release.secure_gaussian_release
+
+    def spy(values, sigma, sensitivity, **kwargs):
+        out = original(values, sigma, sensitivity, **kwargs)
+        calls.append((out, secure_release.secure_gaussian_parameters(sigma, sensitivity, out.size).grid))
+        return out
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("NumPy noise drawn on the secure path")
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_release", spy)
+    monkeypatch.setattr(mechanisms, "gaussian_noise", forbidden)
+    return calls
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_fits_release_every_step_on_the_grid(name, recorded):
+    fit, delta = _fit(name, None)
+    one = single_release(fit.event)
+    assert isinstance(one, ev.GaussianRelease) and one.secure
+    assert len(recorded) == 7  # one secure release per step, nothing else
+    for out, grid in recorded:
+        assert np.array_equal(np.rint(out / grid) * grid, out)  # exact multiples of the grid
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_secure_accounting_is_the_closed_form(name):
+    from dperm.privacy.secure_release import secure_gaussian_epsilon
+
+    fit, delta = _fit(name, None)
+    one = single_release(fit.event)
+    # T adaptive Gaussian releases at the rounding's effective sensitivity, plus the
+    # sampler's slack: Gaussian DP with mu = sqrt(T) Delta (1 + 2^-12) / sigma
+    closed = secure_gaussian_epsilon(one.sigma, secure_sensitivity(one.sensitivity), delta, 7)
+    assert epsilon(fit.event, delta) == pytest.approx(closed, rel=1e-9)
+    assert fit.privacy_spent.epsilon <= 2.0 * (1 + 1e-9)
+    seeded, _ = _fit(name, 0)
+    # the rounding costs a factor 1 + 2^-12 in noise, nothing else
+    assert one.sigma == pytest.approx(single_release(seeded.event).sigma * (1 + 2**-12), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_iterative_seeded_fits_draw_numpy_noise_only(name, monkeypatch):
+    from dperm.privacy import secure_release
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("secure sampler used on the seeded path")
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_release", forbidden)
+    a, _ = _fit(name, 5)
+    b, _ = _fit(name, 5)
+    assert np.array_equal(a.coef, b.coef) and not single_release(a.event).secure
+
+
+# ---------------------------------------------------------------- objective perturbation
+def test_objective_perturbation_secure_path(monkeypatch):
+    import math
+
+    from dperm.privacy import secure_release
+    from dperm.privacy.secure_release import PERTURBATION_TAIL, TAU_PER_RELEASE, secure_noise_parameters
+
+    drawn = []
+    original = secure_release.secure_gaussian_noise
+
+    def spy(sigma, dim, **kwargs):
+        b = original(sigma, dim, **kwargs)
+        drawn.append((b, secure_noise_parameters(sigma, dim).grid))
+        return b
+
+    monkeypatch.setattr(secure_release, "secure_gaussian_noise", spy)
+    X, y = data("logistic", n=300, d=2)
+    fit = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0, delta=1e-5)
+    seeded = dperm.minimize(X, y, regularizer=("l2", 0.1), algorithm="objective_perturbation", epsilon=1.0,
+                            delta=1e-5, random_state=0)
+    objective, coupling, output = fit.event.events
+    # b: exact discrete Gaussian on its grid g_b <= 2^-46 sigma_b
+    (b, grid_b), = drawn
+    assert np.array_equal(np.rint(b / grid_b) * grid_b, b) and grid_b <= objective.scale * 2.0**-46
+    # the output: a secure Gaussian release on its grid, at the sensitivity widened by the
+    # perturbation 60 g_b sqrt(d) of the coupling
+    assert isinstance(output, ev.GaussianRelease) and output.secure
+    plain = single_release(seeded.event.events[1])
+    n = 300
+    mu_J = 2.0 * fit.hyperparameters["tolerance"] / plain.sensitivity
+    widened = 2.0 * (fit.hyperparameters["tolerance"] + 60 * grid_b * math.sqrt(2) / n) / mu_J
+    assert output.sensitivity == pytest.approx(widened, rel=1e-12)
+    grid = release_grid(output.sensitivity, 2, output.sigma)
+    assert np.array_equal(np.rint(fit.coef / grid) * grid, fit.coef)
+    # the coupling's term, and the budget is kept
+    assert coupling.epsilon == pytest.approx(2 * TAU_PER_RELEASE)
+    assert coupling.delta == pytest.approx((1 + math.e) * 2 * PERTURBATION_TAIL + 2 * TAU_PER_RELEASE, rel=1e-6)
+    assert epsilon(fit.event, 1e-5) <= 1.0 and fit.privacy_spent.epsilon <= 1.0
+    assert not seeded.event.events[1].secure and len(seeded.event.events) == 2

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import sample_release, vector_mechanism
+from ..privacy.mechanisms import release as noisy_release
+from ..privacy.mechanisms import secure_randomness, vector_mechanism
 from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
@@ -114,7 +115,7 @@ def accelerated_mirror_descent(problem: ERMProblem, geometry, release, x0, steps
                   model(y) = <g, y - x_{k+1}> + L_C ||y - x_{k+1}||^2
 
     ``b_{k+1}`` is one draw of the noise of ``release`` (the event of one step's release or
-    of the T steps, :func:`~dperm.privacy.mechanisms.sample_release`).
+    of the T steps, drawn by :func:`~dperm.privacy.mechanisms.release`: secure or seeded as the event says).
 
     Returns ``(y_T, iterates)``; ``iterates`` (with ``keep_iterates``) maps "x", "y", "z"
     to arrays of shape (T + 1, d) (``x[0] = x_0``); they are post-processing of the noisy
@@ -130,7 +131,7 @@ def accelerated_mirror_descent(problem: ERMProblem, geometry, release, x0, steps
         alpha = (k + 2.0) / (4.0 * L_C)
         tau = 2.0 / (k + 2.0)
         x = _into(C, tau * z + (1.0 - tau) * y)
-        g = problem.gradient(x) + sample_release(rng, release, d)
+        g = noisy_release(rng, problem.gradient(x), release)
         z = geometry.mirror_step(z, g, alpha)
         v = _into(C, tau * z + (1.0 - tau) * y)
         y = _into(C, geometry.gradient_step(x, g, v))
@@ -190,7 +191,9 @@ def dp_accmd(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or numpy.random.Generator
-        Source of the noise.
+        Source of the noise. ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         T. Default: the integer minimizing the explicit bound below with ``sigma^2 = T
         Delta^2 / mu^2`` -- about ``(48 L_C^2 D mu^2 / (Delta^2 W))^{1/4}``, Wang, Ye, Xu 2017,
@@ -266,6 +269,7 @@ def dp_accmd(
     Orecchia, "Linear Coupling", ITCS 2017; Ben-Tal, Margalit, Nemirovski 2001 and
     Shalev-Shwartz 2007 (p-norm mirror maps); Dong, Roth, Su 2019 (Gaussian DP).
     """
+    secure = secure_randomness(rng)
     rng = start("dp_accmd", problem, budget, rng)
     if geometry not in GEOMETRIES:
         raise ValueError(f"geometry must be one of {GEOMETRIES}, got {geometry!r}")
@@ -279,7 +283,8 @@ def dp_accmd(
     sensitivity = problem.gradient_sensitivity()
     geo, D, theorem_T, T, options = _choose_geometry(problem, budget, geometry, p, x0, user_steps, max_steps)
 
-    calibration = vector_mechanism(budget, sensitivity, steps=T, label="dp_accmd")
+    calibration = vector_mechanism(budget, sensitivity, steps=T, label="dp_accmd", secure=secure,
+                                   dim=problem.n_features)
     coef, iterates = accelerated_mirror_descent(problem, geo, calibration.event, x0, T, rng,
                                                 keep_iterates=keep_iterates)
     hyper = {"steps": T, "geometry": geo.name, "max_steps": max_steps,

@@ -39,7 +39,7 @@ from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import calibrate_and_charge, sample_release, vector_mechanism
+from ..privacy.mechanisms import calibrate_and_charge, release, secure_randomness, vector_mechanism
 from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
 from ..problem.constraints import L1Ball, L2Ball
 from ..problem.erm import ERMProblem
@@ -235,7 +235,9 @@ def dp_fw_l2(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or numpy Generator
-        Source of all randomness (noise and the random iterate).
+        Source of all randomness (noise and the random iterate). ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         T. Default :func:`dp_fw_l2_default_steps`: ``ceil(A n mu / (4 R L sqrt(d)))`` with
         ``A = G (R + ||w_1||) + 2 beta R^2``, the exact minimizer of the bound above at
@@ -270,6 +272,7 @@ def dp_fw_l2(
     """
     source = "Wang, Chen, Xu 2019, Alg. 2"
     R = _require_constraint("dp_fw_l2", source, problem, L2Ball, "('l2_ball', R)")
+    secure = secure_randomness(rng)
     rng = start("dp_fw_l2", problem, budget, rng)
     output = _check_output(output)
     d, L = problem.n_features, problem.lipschitz
@@ -277,11 +280,12 @@ def dp_fw_l2(
     theorem_T = dp_fw_l2_default_steps(problem, budget, w0)
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     gammas, gamma = _step_schedule(step_size, T)
-    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_fw_l2")
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_fw_l2",
+                                   secure=secure, dim=d)
     lmo = problem.constraint.lmo
 
     def select(g, w):
-        return lmo(g + sample_release(rng, calibration.event, d))
+        return lmo(release(rng, g, calibration.event))
 
     coef, selected, iterates = _run(problem, w0, gammas, select, rng, output, keep_iterates)
     gap_bound = None

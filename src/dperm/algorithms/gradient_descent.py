@@ -14,7 +14,7 @@ import numpy as np
 
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import sample_release, vector_mechanism
+from ..privacy.mechanisms import release, secure_randomness, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
@@ -35,12 +35,17 @@ def noisy_gradient_steps(problem: ERMProblem, noise, w0, step_sizes, rng, domain
     w = np.array(w0, dtype=np.float64)
     w_sum = np.zeros(d)
     iterates = [] if keep_iterates else None
-    draw = noise.sample if hasattr(noise, "sample") else (lambda generator, dim: sample_release(generator, noise, dim))
+    if hasattr(noise, "sample"):
+        def noisy_gradient(w):
+            return problem.gradient(w) + noise.sample(rng, d)
+    else:
+        def noisy_gradient(w):  # secure or seeded, as the event says
+            return release(rng, problem.gradient(w), noise)
     for eta in step_sizes:
         w_sum += w
         if keep_iterates:
             iterates.append(w.copy())
-        noisy = problem.gradient(w) + draw(rng, d)
+        noisy = noisy_gradient(w)
         w = problem.regularizer.nonsmooth_prox(w - eta * noisy, eta)
         if domain is not None:
             w = domain.project(w)
@@ -83,6 +88,10 @@ def noisy_gd(
         convex F is run over the ball of radius L/mu, which holds the minimizer.
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
+    rng : None, int or numpy.random.Generator
+        ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     steps : int, optional
         Default ``T = ceil(n^2 mu^2 / (4 d))`` where mu is the Gaussian-DP parameter of
         the budget: beyond it the optimization term ``R B / sqrt(T)`` of Nikolov's lecture notes on private ERM
@@ -101,6 +110,7 @@ def noisy_gd(
     ----------
     Nikolov's lecture notes on private ERM, "noisy gradient descent" and Theorem 1; Dong, Roth, Su 2019 (Gaussian DP).
     """
+    secure = secure_randomness(rng)
     rng = start("noisy_gd", problem, budget, rng)
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     domain = problem.effective_constraint()
@@ -108,7 +118,8 @@ def noisy_gd(
     # a utility choice (the theorem's T), not accounting: the noise comes from the calibration
     theorem_T = max(1, math.ceil(n * n * gaussian_dp_mu(budget.epsilon, budget.delta) ** 2 / (4.0 * d)))
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
-    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="noisy_gd")
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="noisy_gd",
+                                   secure=secure, dim=d)
     G = L + problem.regularizer.l2 * R + problem.regularizer.l1 * math.sqrt(d)
     B = math.sqrt(G * G + d * calibration.noise**2)
     eta = R / (B * math.sqrt(T)) if step_size is None else check_step_size(step_size)

@@ -39,7 +39,7 @@ import numpy as np
 from ..privacy import events as ev
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import calibrate_and_charge, sample_release, vector_mechanism
+from ..privacy.mechanisms import calibrate_and_charge, release as noisy_release, secure_randomness, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
@@ -80,7 +80,7 @@ def noisy_gd_path(
     """``w_{t+1} = Pi_C(prox_{eta l1}(w_t - eta (grad F(w_t) + z_t)))``, t = 0..T-1.
 
     ``z_t`` is one draw of the noise of ``release`` (the event of one step's release, or a
-    self-composition of it: :func:`~dperm.privacy.mechanisms.sample_release`); ``grad F``
+    self-composition of it, drawn by :func:`~dperm.privacy.mechanisms.release`); ``grad F``
     is the full gradient of the smooth part of F (loss plus the l2 part of r). The only
     data-dependent quantity each step touches is the mean loss gradient, of replace-one
     sensitivity ``release.sensitivity``; everything after the noise is post-processing, so
@@ -102,7 +102,7 @@ def noisy_gd_path(
             path[t] = w
         if t == keep_index:
             kept = w.copy()
-        noisy = problem.gradient(w) + sample_release(rng, release, d)
+        noisy = noisy_release(rng, problem.gradient(w), release)
         w = reg.nonsmooth_prox(w - step_size * noisy, step_size)
         if domain is not None:
             w = domain.project(w)
@@ -236,7 +236,9 @@ def dp_gd(
     budget : PrivacyBudget
         (epsilon, delta) with delta > 0.
     rng : None, int or Generator
-        Source of all randomness (noise and the random index).
+        Source of all randomness (noise and the random index). ``None`` (production): every step's noisy gradient is a floating-point-safe
+        release (grid rounding plus exact discrete Gaussian noise from the OS,
+        docs/privacy.md); a seed or Generator: NumPy's reproducible noise, for experiments.
     output : {"last", "random", "all"}
         "last": ``w_T`` (Theorem 6.2, PL). "random": ``w_m`` with m uniform on
         {0, ..., T-1} (Theorem 6.3; the index m is drawn before the run, independently
@@ -297,6 +299,7 @@ def dp_gd(
     Chen, Xu. Differentially private ERM with non-convex loss functions. ICML 2019,
     Algorithm 4. Dong, Roth, Su. Gaussian differential privacy. 2019.
     """
+    secure = secure_randomness(rng)
     rng = start("dp_gd", problem, budget, rng)
     _check_output(output, _OUTPUTS)
     if regime is not None and regime not in _REGIMES:
@@ -321,7 +324,8 @@ def dp_gd(
                                     pl_constant=pl_constant, initial_gap=initial_gap)
     T = min(theorem_T, check_steps("max_steps", max_steps)) if steps is None else check_steps("steps", steps)
     eta = 1.0 / beta if step_size is None else check_step_size(step_size)
-    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gd")
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gd", secure=secure,
+                                   dim=problem.n_features)
 
     m = int(rng.integers(T))  # uniform on {0, ..., T-1}, independent of the data
     w0 = initial_point(problem, init)
@@ -684,6 +688,7 @@ def dp_gld(
     non-convex loss functions. ICML 2019, Algorithm 1, Theorems 1-3. Raginsky, Rakhlin,
     Telgarsky. Non-convex learning via stochastic gradient Langevin dynamics. COLT 2017.
     """
+    secure = secure_randomness(rng)
     rng = start("dp_gld", problem, budget, rng)
     _check_output(output, ("last", "random"))
     lam = problem.regularizer.l2
@@ -709,7 +714,8 @@ def dp_gld(
         beta = max(4.0 / lam, float(d), math.log(n)) if inverse_temperature is None else inverse_temperature
         theorem_T = dp_gld_default_schedule(n=n, d=d, mu_gdp=mu_gdp, lipschitz=L, loss_smoothness=M, l2=lam,
                                             max_steps=math.inf, inverse_temperature=beta)[2]
-    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gld")
+    calibration = vector_mechanism(budget, problem.gradient_sensitivity(), steps=T, label="dp_gld", secure=secure,
+                                   dim=problem.n_features)
     eta = dp_gld_step_size(calibration.noise, beta)
     if eta * (M + lam) >= 2.0:
         warnings.warn(

@@ -41,7 +41,7 @@ from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.accountant import epsilon as certified_epsilon
 from ..privacy.events import ObjectivePerturbationRelease
-from ..privacy.mechanisms import charge, sample_release, vector_mechanism
+from ..privacy.mechanisms import charge, release, sample_release, secure_randomness, vector_mechanism
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from ._common import start
@@ -210,6 +210,12 @@ def objective_perturbation(
         differing rows; about 14% more noise than the analytic Gaussian at
         (1, 1e-5)), which is valid and tighter than Kifer et al.'s
         ``(8 ln(2/delta) + 4 eps) / eps^2`` times L^2.
+    rng : None, int or numpy.random.Generator
+        ``None`` with delta > 0 (production): b is drawn exactly on a fine grid and the
+        output released by the floating-point-safe sampler, accounted through a coupling
+        with the continuous mechanism (docs/privacy.md, "Objective perturbation on the
+        secure path"); delta = 0 keeps NumPy's L2-Laplace noise. A seed or Generator:
+        NumPy's reproducible noise, for experiments.
     jacobian_share : float
         Share of the objective part's epsilon spent on the Jacobian term; it sets the
         extra ridge ``Lambda = beta_loss / (e^{eps_J} - 1) - n mu`` (zero when the
@@ -230,6 +236,7 @@ def objective_perturbation(
     regression. COLT 2012. Iyengar, Near, Song, Thakkar, Thakurta, Wang. Towards
     practical differentially private convex optimization. IEEE S&P 2019.
     """
+    secure = secure_randomness(rng) and not budget.is_pure  # the pure path: docs/privacy.md
     rng = start("objective_perturbation", problem, budget, rng)
     for name, share in (("jacobian_share", jacobian_share), ("output_share", output_share)):
         if not 0.0 < share < 1.0:
@@ -241,6 +248,10 @@ def objective_perturbation(
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
 
     objective_budget, output_budget = budget.scale(1.0 - output_share), budget.scale(output_share)
+    if secure:
+        coupling = _secure_coupling_event(budget, d)
+        objective_budget = PrivacyBudget(objective_budget.epsilon,
+                                         math.nextafter(objective_budget.delta - coupling.delta, 0.0))
     eps_1 = objective_budget.epsilon
     ridge_sum = objective_perturbation_lambda(jacobian_share * eps_1, beta_loss, n, mu)
     eps_jacobian = math.log1p(beta_loss / (ridge_sum + n * mu))
@@ -249,18 +260,29 @@ def objective_perturbation(
     # Both releases are calibrated, and their composition charged, before the data is read.
     objective_part = calibrate(lambda x: ObjectivePerturbationRelease(
         noise_kind, x, 2.0 * L, eps_jacobian, objective_budget.delta), objective_budget)
-    output_part = vector_mechanism(output_budget, 2.0 * gamma / strong_convexity_J, charge_now=False)
-    event = ev.composed([objective_part.event, output_part.event])
-    charge(event, "objective_perturbation")
+    if secure:
+        # b = g K exactly (see _secure_coupling_event): continuous noise plus a perturbation
+        # rho, ||rho|| <= R, which moves the minimizer of J by at most R / (n mu_J)
+        from ..privacy.secure_release import secure_gaussian_noise, secure_noise_parameters
 
-    b = sample_release(rng, _as_release(objective_part.event), d)
+        perturbation = secure_noise_parameters(objective_part.event.scale, d).perturbation
+        output_part = vector_mechanism(output_budget, 2.0 * (gamma + perturbation / n) / strong_convexity_J,
+                                       charge_now=False, secure=True, dim=d)
+        event = ev.composed([objective_part.event, coupling, output_part.event])
+        charge(event, "objective_perturbation")
+        b = secure_gaussian_noise(objective_part.event.scale, d)
+    else:
+        output_part = vector_mechanism(output_budget, 2.0 * gamma / strong_convexity_J, charge_now=False)
+        event = ev.composed([objective_part.event, output_part.event])
+        charge(event, "objective_perturbation")
+        b = sample_release(rng, _as_release(objective_part.event), d)
     w, residual, iterations = _solve_perturbed(problem, ridge_sum / n, b / n, gamma)
     if not residual <= gamma:
         raise RuntimeError(
             f"the solver did not reach the tolerance {gamma:.3g}; nothing was released. "
             "Raise `tolerance` (it enters the output noise)."
         )
-    w_priv = w + sample_release(rng, output_part.event, d)
+    w_priv = release(rng, w, output_part.event)  # secure or seeded, as the event says
     return PrivateFit(
         coef=w_priv,
         privacy_spent=PrivacyBudget(certified_epsilon(event, budget.delta), budget.delta),
@@ -270,6 +292,32 @@ def objective_perturbation(
         info={"extra_ridge": ridge_sum / n},
         diagnostics={"solver_iterations": iterations} if diagnostics else {},
     )
+
+
+def _secure_coupling_event(budget: PrivacyBudget, dim: int) -> ev.ApproximateDpRelease:
+    """What drawing b exactly on a grid costs on top of the continuous analysis.
+
+    b = g K with K discrete Gaussian (:func:`~dperm.privacy.secure_release.secure_gaussian_noise`)
+    is, to within e^(+-tau) pointwise, continuous Gaussian noise z of std >= the calibrated
+    one plus a data-independent perturbation rho with ``||rho|| <= R`` except with
+    probability ``p`` (< 4e-88 d). In that coupled world: the exact minimizer of J at z is
+    private by the objective-perturbation analysis; the solver's point is within
+    ``(gamma + R / n) / mu_J`` of it whenever ``||rho|| <= R`` (the gradients of J at z and
+    at z + rho differ by rho / n), so the output release is a Gaussian mechanism of
+    sensitivity ``2 (gamma + R / n) / mu_J`` (Iyengar et al. 2019, Theorem 1's argument);
+    the mechanism that clips rho to norm R is then (eps, delta)-DP, and ours differs from
+    it with probability <= p, which adds ``(1 + e^eps) p`` to delta. The coupling adds
+    2 tau to epsilon and multiplies delta by e^tau <= 1 + 2 tau (tau < 3e-58). All of it is
+    this (2 tau, (1 + e^eps) p + 2 tau) term, composed by basic composition.
+    """
+    from ..privacy.secure_release import PERTURBATION_TAIL, TAU_PER_RELEASE
+
+    tail = math.nextafter(dim * PERTURBATION_TAIL, math.inf)
+    extra = (1.0 + math.exp(min(budget.epsilon, 700.0))) * tail + 2.0 * TAU_PER_RELEASE
+    if not extra <= 1e-3 * budget.delta:
+        raise ValueError("epsilon is too large for the secure objective perturbation (its coupling term would "
+                         "exceed 0.1% of delta); pass a random_state for the NumPy path or use output perturbation")
+    return ev.ApproximateDpRelease(math.nextafter(2.0 * TAU_PER_RELEASE, math.inf), math.nextafter(extra, 1.0))
 
 
 def _as_release(event: ObjectivePerturbationRelease):

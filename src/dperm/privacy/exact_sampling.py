@@ -105,6 +105,11 @@ class SecureRandom:
             todo = todo[~keep]
         return out.astype(np.int64).reshape(high.shape)
 
+    def bytes(self, count: int) -> bytes:
+        """``count`` fresh bytes straight from ``os.urandom`` (the compiled samplers'
+        source, :mod:`.fast_sampling`)."""
+        return os.urandom(count)
+
 
 class GeneratorSource:
     """Uniform integers from a NumPy Generator (seeded: reproducible, NOT secure).
@@ -121,6 +126,10 @@ class GeneratorSource:
         if high.size and (high.min() < 1 or high.max() >= _MAX_RANGE):
             raise ValueError("uniform ranges must lie in [1, 2^62)")
         return self._rng.integers(0, high, dtype=np.int64)
+
+    def bytes(self, count: int) -> bytes:
+        """``count`` bytes from the seeded Generator (reproducible, not secure)."""
+        return self._rng.bytes(count)
 
 
 def _trials(source: UniformSource, factors, idx: np.ndarray, ks: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from .budget import BudgetAccountant, PrivacyBudget
 from .noise import gaussian_noise, l2_laplace_noise
 
 __all__ = ["vector_mechanism", "calibrate_and_charge", "release", "sample_release", "single_release", "charging",
-           "charge"]
+           "charge", "secure_randomness"]
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("dperm_budget_accountant", default=None)
 
@@ -83,7 +83,7 @@ def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, 
             params = secure_laplace_parameters(requested, sensitivity, int(dim))
             event = ev.repeated(ev.SecureLaplaceRelease(params.epsilon, sensitivity, requested, params.grid,
                                                         params.scale_multiple), steps)
-            calibration = Calibration(1.0 / requested, PrivacyBudget(certified_epsilon(event, 0.0), 0.0), event)
+            calibration = Calibration(sensitivity / requested, PrivacyBudget(certified_epsilon(event, 0.0), 0.0), event)
             if charge_now:
                 charge(event, label)
             return calibration
@@ -99,6 +99,19 @@ def vector_mechanism(budget: PrivacyBudget, sensitivity: float, steps: int = 1, 
     return calibrate_and_charge(make, budget, label) if charge_now else calibrate(make, budget)
 
 
+def secure_randomness(rng) -> bool:
+    """Whether a fit called with ``rng`` (its ``random_state``) takes the floating-point-safe
+    path: ``None``, the production default. A seed or a Generator keeps NumPy's
+    reproducible floating-point noise (experiments only: predictable from the seed, and
+    exposed to the low-order-bit attack of Mironov 2012).
+
+    The one rule every algorithm follows: it builds its release events with
+    ``secure=secure_randomness(rng)`` and draws each release with :func:`release`, which
+    reads the choice off the event.
+    """
+    return rng is None
+
+
 def single_release(event):
     """The one-release event inside ``event`` (a release, or a self-composition of one)."""
     while isinstance(event, ev.SelfComposedDpEvent):
@@ -107,9 +120,11 @@ def single_release(event):
 
 
 def release(rng, value: np.ndarray, event) -> np.ndarray:
-    """``value`` released through one release of ``event``: the floating-point-safe
-    sampler for secure events (randomness from the operating system, ``rng`` unused),
-    ``value + sample_release(rng, event, dim)`` otherwise."""
+    """``value`` released through one release of ``event`` (a release, or a self-composition
+    of one: the per-step release of an iterative fit): the floating-point-safe sampler for
+    secure events (``g (round(value / g) + K)``, K exact discrete noise from the operating
+    system, ``rng`` unused; :mod:`dperm.privacy.secure_release`), and
+    ``value + sample_release(rng, event, dim)`` otherwise (bit for bit the seeded path)."""
     one = single_release(event)
     if isinstance(one, ev.GaussianRelease) and one.secure:
         from .secure_release import secure_gaussian_release

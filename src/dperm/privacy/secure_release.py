@@ -11,7 +11,8 @@ the unperturbed value from them. Here a release is
     ``g * (round(q / g) + K)``,
 
 with ``g`` a power of two chosen from public quantities only (sensitivity, dimension,
-noise scale) and ``K`` an integer vector drawn *exactly* (:mod:`.exact_sampling`), so the
+noise scale) and ``K`` an integer vector drawn *exactly* (:mod:`.fast_sampling`, compiled;
+:mod:`.exact_sampling`, the vectorized reference), so the
 output is a deterministic function of an integer vector whose law is known exactly, and
 each coordinate is a float that is exactly ``g`` times an integer (exactly representable
 whenever that integer is below 2^53 in absolute value, i.e. for any value below
@@ -83,6 +84,7 @@ dperm.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -96,9 +98,8 @@ from .exact_sampling import (
     UniformSource,
     _bernoulli_exp_unit,
     bernoulli_exp,
-    discrete_gaussian,
-    discrete_laplace,
 )
+from .fast_sampling import fast_discrete_gaussian, fast_discrete_laplace
 
 __all__ = [
     "GRID_SENSITIVITY_BITS",
@@ -251,6 +252,7 @@ class SecureGaussianParameters:
     tau: float
 
 
+@functools.lru_cache(maxsize=1024)  # iterative fits ask for the same parameters at every step
 def secure_gaussian_parameters(sigma: float, sensitivity: float, dim: int) -> SecureGaussianParameters:
     """Grid and discrete-Gaussian parameter of a release accounted as N(0, sigma^2) noise.
 
@@ -301,7 +303,7 @@ def secure_gaussian_release(values, sigma: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_gaussian_parameters(sigma, sensitivity, values.size)
-    noise = discrete_gaussian(_source(source), params.noise_multiple, values.size)
+    noise = fast_discrete_gaussian(_source(source), params.noise_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
@@ -418,7 +420,7 @@ def secure_laplace_release(values, epsilon: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_laplace_parameters(epsilon, sensitivity, values.size)
-    noise = discrete_laplace(_source(source), params.scale_multiple, values.size)
+    noise = fast_discrete_laplace(_source(source), params.scale_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
@@ -468,3 +470,60 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
         hits = np.flatnonzero(accept)
         if hits.size:
             return int(finite[proposal[hits[0]]])
+
+
+# ------------------------------------------------------ internal noise (objective perturbation)
+PERTURBATION_NOISE_BITS = 46  # the grid of an internal noise vector: g <= 2^-46 sigma (S < 2^47 < 2^48)
+PERTURBATION_STEPS = 60  # |k - x| of the smoothing's randomized rounding, in grid steps
+# Q's probability that one coordinate's randomized rounding moves by more than 60 steps:
+# sum_{|j - x| > t} exp(-(j - x)^2 / (2 r^2)) <= 2 exp(-t^2/(2 r^2)) / (1 - exp(-t/r^2)),
+# divided by the normaliser >= r sqrt(2 pi) (1 - eta); 1.01 covers float rounding.
+PERTURBATION_TAIL = 1.01 * 2.0 * math.exp(-PERTURBATION_STEPS**2 / (2.0 * SMOOTHING**2)) / (
+    (1.0 - math.exp(-PERTURBATION_STEPS / SMOOTHING**2)) * SMOOTHING * math.sqrt(2.0 * math.pi) * (1.0 - _ETA))
+
+
+@dataclass(frozen=True)
+class SecureNoiseParameters:
+    """Internal Gaussian noise ``g K``, K iid N_Z(0, S^2), standing for continuous noise of
+    std ``sigma``: ``grid`` g (<= 2^-46 sigma), ``noise_multiple`` S with
+    ``S^2 >= (sigma/g)^2 + r^2``, and ``perturbation``: the bound ``60 g sqrt(d)`` on the
+    distance between ``g K`` and the continuous noise it is coupled with, exceeded with
+    probability at most ``tail`` = d x :data:`PERTURBATION_TAIL` (< 4e-88 d)."""
+
+    grid: float
+    noise_multiple: int
+    perturbation: float
+    tail: float
+
+
+def secure_noise_parameters(sigma: float, dim: int) -> SecureNoiseParameters:
+    """Grid and discrete-Gaussian parameter of :func:`secure_gaussian_noise`.
+
+    The coupling (module docstring, "Gaussian accounting"): the law of K is within
+    ``e^(+-tau)`` pointwise of that of Q, which draws x ~ N(0, s1^2 I), s1 g >= sigma,
+    and rounds each coordinate randomly to k with probability ~ exp(-(k - x)^2 / (2 r^2)).
+    So ``g K = z + rho``, z continuous Gaussian of std >= sigma and rho = g (k - x) a
+    data-independent perturbation with ``|rho_i| <= 60 g`` for every i except with
+    probability ``tail`` under Q.
+    """
+    sigma = _positive("sigma", sigma)
+    dim = _dimension(dim)
+    grid = _pow2_floor(Fraction(sigma) / 2**PERTURBATION_NOISE_BITS)
+    target = (Fraction(sigma) / Fraction(grid)) ** 2 + SMOOTHING**2
+    s = math.isqrt(math.ceil(target))
+    if s * s < target:
+        s += 1
+    perturbation = _float_up(PERTURBATION_STEPS * Fraction(grid) * _sqrt_up(dim))
+    return SecureNoiseParameters(grid=grid, noise_multiple=s, perturbation=perturbation,
+                                 tail=math.nextafter(dim * PERTURBATION_TAIL, math.inf))
+
+
+def secure_gaussian_noise(sigma: float, dim: int, *, source: UniformSource | None = None) -> np.ndarray:
+    """A noise vector ``g K`` (K iid N_Z(0, S^2), exact, from the OS by default) that
+    stands for continuous N(0, sigma^2 I) noise used *inside* a mechanism (the linear term
+    of objective perturbation): to within e^(+-tau) it is continuous Gaussian noise of std
+    >= sigma plus a data-independent perturbation of norm <= ``perturbation`` except with
+    probability ``tail`` (:func:`secure_noise_parameters`). Not a release: the mechanism
+    using it must account for the perturbation (and release through a secure sampler)."""
+    params = secure_noise_parameters(sigma, dim)
+    return _to_float(fast_discrete_gaussian(_source(source), params.noise_multiple, _dimension(dim)), params.grid)
