@@ -68,3 +68,19 @@ def test_events_without_a_curve_are_refused():
         renyi_curve(ev.ApproximateDpRelease(1.0, 1e-6))
     with pytest.raises(ValueError, match="> 1"):
         renyi_curve(ev.gaussian_release(1.0, 1.0), [1.0])
+
+
+def test_an_approximate_part_gives_slack_that_repeat_and_select_pays_in_delta():
+    from dperm.model_selection import selection_event
+    from dperm.privacy.accountant import delta, epsilon
+    from dperm.privacy.renyi import renyi_curve_and_slack
+
+    gaussian = ev.gaussian_release(5.0, 1.0)
+    with_coupling = ev.composed([gaussian, ev.ApproximateDpRelease(1e-40, 1e-9)])
+    curve, slack = renyi_curve_and_slack(with_coupling)
+    assert slack == 1e-9 and np.allclose(curve, renyi_curve(gaussian))
+    plain, coupled = selection_event(gaussian, 10.0), selection_event(with_coupling, 10.0)
+    # (1 + e^eps) E[K] slack more delta at any epsilon, and epsilon(delta) no smaller
+    assert delta(coupled, 1.0) == pytest.approx(delta(plain, 1.0) + (1 + math.e) * 10 * 1e-9, rel=1e-9)
+    assert epsilon(coupled, 1e-5) >= epsilon(plain, 1e-5)
+    assert epsilon(selection_event(ev.composed([gaussian, ev.ApproximateDpRelease(0.0, 1e-5)]), 10.0), 1e-5) == math.inf

@@ -41,7 +41,7 @@ from .budget import PrivacyBudget
 from .gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
 from .pld import pld_delta, pld_epsilon, pld_grid, renyi_delta, renyi_epsilon, repeat_and_select_curve
 from .pure_dp import pure_composition_epsilon, zcdp_epsilon
-from .renyi import ORDERS as RENYI_ORDERS, UnsupportedRenyiEvent, renyi_curve
+from .renyi import ORDERS as RENYI_ORDERS, UnsupportedRenyiEvent, renyi_curve_and_slack
 from .search import smallest_certified_noise, step_gdp_mu
 
 __all__ = ["epsilon", "delta", "calibrate", "clear_cache", "flatten", "Calibration", "UnsupportedEventError",
@@ -122,7 +122,7 @@ def _flatten(event, flat: _Flat, count: int) -> None:
         flat.pure.append((event.epsilon, count, True))
     elif isinstance(event, _dpe.RepeatAndSelectDpEvent):
         try:
-            renyi_curve(event.event)
+            renyi_curve_and_slack(event.event)
         except UnsupportedRenyiEvent as err:
             raise UnsupportedEventError(f"repeat-and-select needs runs with a Renyi-DP curve: {err}") from None
         flat.renyi_only.extend([event] * count)
@@ -156,15 +156,35 @@ def _step_scale(flat: _Flat) -> tuple[float | None, int | None]:
 def _renyi_curve_of_selections(events):
     """Repeat-and-select (Papernot and Steinke 2022) has a Renyi-DP route only: the run's
     curve (:mod:`dperm.privacy.renyi`), the theorem's transform (dp-accounting's), and
-    addition over the selections composed."""
-    total = np.zeros_like(RENYI_ORDERS)
+    addition over the selections composed. Returns (curve, tv): the search is within total
+    variation tv (the runs' slack times their mean number, union bound) of one with the
+    curve."""
+    total, tv = np.zeros_like(RENYI_ORDERS), 0.0
     for event in events:
-        total = total + repeat_and_select_curve(renyi_curve(event.event), event.mean, event.shape, RENYI_ORDERS)
-    return total
+        run_curve, slack = renyi_curve_and_slack(event.event)
+        total = total + repeat_and_select_curve(run_curve, event.mean, event.shape, RENYI_ORDERS)
+        tv += float(event.mean) * slack
+    return total, tv
 
 
 def _renyi_epsilon(events, delta: float) -> float:
-    return renyi_epsilon(_renyi_curve_of_selections(events), RENYI_ORDERS, delta)
+    """A TV-distance tv to a mechanism with the curve costs ``(1 + e^eps) tv`` of delta:
+    solved by a fixed point from below, then certified."""
+    curve, tv = _renyi_curve_of_selections(events)
+    eps = 0.0
+    for _ in range(8):
+        rest = delta - (1.0 + math.exp(min(eps, 700.0))) * tv
+        if rest <= 0:
+            return math.inf
+        new = renyi_epsilon(curve, RENYI_ORDERS, rest)
+        if new <= eps:
+            break
+        eps = new
+    if (1.0 + math.exp(min(eps, 700.0))) * tv + renyi_delta(curve, RENYI_ORDERS, eps) > delta:
+        eps = math.nextafter(eps * (1.0 + 1e-9), math.inf)
+        if (1.0 + math.exp(min(eps, 700.0))) * tv + renyi_delta(curve, RENYI_ORDERS, eps) > delta:
+            return math.inf
+    return eps
 
 
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
@@ -259,7 +279,8 @@ def _delta(flat: _Flat, epsilon: float) -> float:
         rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
         if not rest.empty:
             raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
-        return min(1.0, renyi_delta(_renyi_curve_of_selections(flat.renyi_only), RENYI_ORDERS, epsilon))
+        curve, tv = _renyi_curve_of_selections(flat.renyi_only)
+        return min(1.0, renyi_delta(curve, RENYI_ORDERS, epsilon) + (1.0 + math.exp(min(epsilon, 700.0))) * tv)
     if flat.secure_releases:
         # the secure sampler's slack (dperm.privacy.secure_release): delta(eps) of the
         # continuous releases at eps - 2 T tau, times e^(T tau); both below one ulp

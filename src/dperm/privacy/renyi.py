@@ -29,7 +29,14 @@ full-batch event of :mod:`dperm.privacy.events`, each a valid upper bound:
 - ``ComposedDpEvent`` / ``SelfComposedDpEvent``: sums;
 - :class:`~dperm.privacy.events.OneOfRelease` (one of several mechanisms, chosen
   independently of the data): the pointwise maximum (Renyi divergence is jointly
-  quasi-convex).
+  quasi-convex);
+- an :class:`~dperm.privacy.events.ApproximateDpRelease` (eps, delta) (e.g. the coupling
+  term of the secure objective perturbation): no curve exists, but the pair is
+  delta-close in total variation to a 2 eps-indistinguishable one, so it contributes the
+  pure curve of 2 eps and a *slack* delta (:func:`renyi_curve_and_slack`): the mechanism
+  is within total variation ``slack`` of one with the curve. Repeat-and-select then pays
+  ``(1 + e^eps) E[K] slack`` in delta (each of the K runs may be the one that differs;
+  the union bound over runs uses the mean, as K is independent of the data).
 
 Sampled releases have no curve here (their exact route is the PLD); an event without a
 curve raises :class:`UnsupportedEventError`.
@@ -45,7 +52,7 @@ from scipy.special import log_ndtr
 
 from . import events as ev
 
-__all__ = ["ORDERS", "renyi_curve", "UnsupportedRenyiEvent"]
+__all__ = ["ORDERS", "renyi_curve", "renyi_curve_and_slack", "UnsupportedRenyiEvent"]
 
 # Orders lambda > 1 at which curves are evaluated: dp-accounting's default grid
 # (1.1 to 11 by 0.1, the integers to 63, then 128 ... 1024).
@@ -88,18 +95,32 @@ def _gaussian_mu(event) -> float:
     return 2.0 / float(event.noise_multiplier)
 
 
-def _curve(event, orders: np.ndarray) -> np.ndarray:
+def _curve(event, orders: np.ndarray) -> tuple[np.ndarray, float]:
+    """(curve, slack): the run is within ``slack`` in total variation, on each of two
+    neighbouring inputs, of a mechanism with the curve (approximate Renyi DP)."""
     if isinstance(event, _dpe.ComposedDpEvent):
-        total = np.zeros_like(orders)
+        total, slack = np.zeros_like(orders), 0.0
         for part in event.events:
-            total = total + _curve(part, orders)
-        return total
+            curve, extra = _curve(part, orders)
+            total, slack = total + curve, slack + extra
+        return total, slack
     if isinstance(event, _dpe.SelfComposedDpEvent):
-        return int(event.count) * _curve(event.event, orders)
+        curve, slack = _curve(event.event, orders)
+        return int(event.count) * curve, int(event.count) * slack
     if isinstance(event, ev.OneOfRelease):
         if not event.events:
             raise UnsupportedRenyiEvent("OneOfRelease needs at least one event")
-        return np.max([_curve(part, orders) for part in event.events], axis=0)
+        parts = [_curve(part, orders) for part in event.events]
+        return np.max([c for c, _ in parts], axis=0), max(x for _, x in parts)
+    if isinstance(event, ev.ApproximateDpRelease):
+        # an (eps, delta)-indistinguishable pair is delta-close in total variation to an
+        # eps-indistinguishable one (Kasiviswanathan and Smith 2014, Lemma 3.3; Dwork and
+        # Roth 2014, Lemma 3.17); counted here at 2 eps, which covers either statement
+        return _pure_curve(2.0 * float(event.epsilon), orders), float(event.delta)
+    return _exact_curve(event, orders), 0.0
+
+
+def _exact_curve(event, orders: np.ndarray) -> np.ndarray:
     if isinstance(event, _dpe.NoOpDpEvent):
         return np.zeros_like(orders)
     if isinstance(event, _dpe.GaussianDpEvent):
@@ -130,9 +151,20 @@ def _curve(event, orders: np.ndarray) -> np.ndarray:
                                 "by their privacy-loss distribution; repeat-and-select needs full-batch runs)")
 
 
-def renyi_curve(event, orders=ORDERS) -> np.ndarray:
-    """The Renyi-DP curve ``rho(lambda)`` of ``event`` at ``orders`` (each > 1), replace-one."""
+def renyi_curve_and_slack(event, orders=ORDERS) -> tuple[np.ndarray, float]:
+    """``(rho, slack)``: on each of two replace-one neighbours the mechanism is within
+    ``slack`` in total variation of one whose Renyi-DP curve is ``rho(lambda)`` at
+    ``orders`` (each > 1); slack is 0 except for parts known only by an (epsilon, delta)."""
     orders = np.asarray(orders, dtype=np.float64)
     if np.any(orders <= 1.0):
         raise ValueError("Renyi orders must be > 1")
     return _curve(event, orders)
+
+
+def renyi_curve(event, orders=ORDERS) -> np.ndarray:
+    """The Renyi-DP curve ``rho(lambda)`` of ``event`` at ``orders`` (each > 1), replace-one
+    (an event with slack, see :func:`renyi_curve_and_slack`, is refused)."""
+    curve, slack = renyi_curve_and_slack(event, orders)
+    if slack > 0:
+        raise UnsupportedRenyiEvent("the event has an (epsilon, delta) part: use renyi_curve_and_slack")
+    return curve
