@@ -236,3 +236,11 @@ def test_multinomial_sparse_input_matches_dense():
     dense = DPLogisticRegression(epsilon=3.0, classes=[0, 1, 2], random_state=0).fit(X, y)
     sparse = DPLogisticRegression(epsilon=3.0, classes=[0, 1, 2], random_state=0).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-8)
+
+
+def test_dask_input_has_no_multinomial_path():
+    da = pytest.importorskip("dask.array")
+    X, y = _three_blobs(300)
+    Xd, yd = da.from_array(X, chunks=(100, -1)), da.from_array(y, chunks=100)
+    with pytest.raises(ValueError, match="no Dask path"):
+        DPLogisticRegression(classes=[0, 1, 2], multi_class="multinomial", random_state=0).fit(Xd, yd)

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 
 from .._validation import check_matrix, check_positive
 from .constraints import Constraint, make_constraint
@@ -70,13 +70,26 @@ class MultinomialLogistic:
 
     def value(self, S: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Per-example ``log sum_k exp(s_k) - s_y``."""
-        return logsumexp(S, axis=1) - S[np.arange(len(y)), y]
+        return self.value_and_residuals(S, y, residuals=False)[0]
 
     def residuals(self, S: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``p - e_y`` per row (the gradient in the scores)."""
-        R = softmax(S, axis=1)
-        R[np.arange(len(y)), y] -= 1.0
-        return R
+        return self.value_and_residuals(S, y, value=False)[1]
+
+    @staticmethod
+    def value_and_residuals(S: np.ndarray, y: np.ndarray, *, value: bool = True, residuals: bool = True):
+        """(per-example values or None, ``p - e_y`` or None) from one pass of exponentials
+        (shifted by the row maximum, so no overflow)."""
+        rows = np.arange(len(y))
+        top = S.max(axis=1, keepdims=True)
+        E = np.exp(S - top)
+        total = E.sum(axis=1, keepdims=True)
+        values = (np.log(total) + top).ravel() - S[rows, y] if value else None
+        if not residuals:
+            return values, None
+        E /= total
+        E[rows, y] -= 1.0
+        return values, E
 
     @staticmethod
     def hessian_apply(P: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -225,16 +238,15 @@ class MultinomialProblem:
     def objective(self, w: np.ndarray) -> float:
         return self.loss_value(w) + self.regularizer.value(np.asarray(w, dtype=np.float64))
 
-    def _loss_gradient(self, w, rows=None) -> tuple[float, np.ndarray]:
+    def _loss_gradient(self, w, rows=None, value: bool = True) -> tuple[float | None, np.ndarray]:
         X, y = self._rows(rows)
-        S = np.asarray(X @ self.coefficients(w))
-        value = float(np.mean(self.loss.value(S, y)))
-        grad = np.asarray(X.T @ self.loss.residuals(S, y)) / len(y)
-        return value, grad.ravel()
+        values, R = self.loss.value_and_residuals(np.asarray(X @ self.coefficients(w)), y, value=value)
+        grad = np.asarray(X.T @ R).ravel() / len(y)
+        return (float(np.mean(values)) if value else None), grad
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the mean loss, ``X^T (P - Y) / n`` flattened."""
-        return self._loss_gradient(w)[1]
+        return self._loss_gradient(w, value=False)[1]
 
     def gradient(self, w: np.ndarray) -> np.ndarray:
         return self.loss_gradient(w) + self.regularizer.smooth_gradient(np.asarray(w, dtype=np.float64))
@@ -245,7 +257,7 @@ class MultinomialProblem:
         return value + self.regularizer.value(w64), grad + self.regularizer.smooth_gradient(w64)
 
     def batch_loss_gradient(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return self._loss_gradient(w, rows)[1]
+        return self._loss_gradient(w, rows, value=False)[1]
 
     def per_example_gradients(self, w: np.ndarray, rows=None) -> np.ndarray:
         """Dense (m, p K) array of the flattened ``x_i (p_i - e_{y_i})^T``."""
