@@ -244,3 +244,14 @@ def test_dask_input_has_no_multinomial_path():
     Xd, yd = da.from_array(X, chunks=(100, -1)), da.from_array(y, chunks=100)
     with pytest.raises(ValueError, match="no Dask path"):
         DPLogisticRegression(classes=[0, 1, 2], multi_class="multinomial", random_state=0).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("name", ["objective_perturbation", "dp_sgd", "dp_svrg", "exponential_mechanism", "dp_sosp"])
+def test_algorithms_not_proven_for_the_multinomial_problem_refuse_it(name):
+    """Objective perturbation's accounting assumes rank-one per-example Hessians: it (and
+    every algorithm not proven for the vector-valued problem) refuses it before any noise."""
+    from dperm.algorithms.registry import AssumptionError
+
+    budget = PrivacyBudget(1.0, 0.0 if name == "exponential_mechanism" else 1e-5)
+    with pytest.raises(AssumptionError, match="MultinomialProblem runs with"):
+        get(name).fit(_problem(k=3), budget, rng=0)

@@ -27,7 +27,7 @@ __all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearR
 
 # The solvers of the multinomial fit: the full-batch mechanisms whose guarantee rests only
 # on L, beta, mu and the convexity of the (vector-valued) problem (docs/estimators.md).
-MULTINOMIAL_SOLVERS = ("output_perturbation", "gd_output_perturbation", "noisy_gd")
+MULTINOMIAL_SOLVERS = tuple(sorted(MultinomialProblem.supported_algorithms))
 
 _COMMON_PARAMS_DOC = """
     epsilon : float, default=1.0

@@ -150,6 +150,11 @@ class MultinomialProblem:
     """
 
     _custom = False  # a built-in loss whose constants are proven (module docstring)
+    # The algorithms whose guarantee rests only on L, beta, mu and convexity of a problem
+    # over R^(pK) (checked by the catalogue's check_assumptions). Not objective
+    # perturbation: its accounting assumes rank-one per-example Hessians and a shift of
+    # the noise within a 2-dimensional span (docs/estimators.md).
+    supported_algorithms = frozenset({"output_perturbation", "gd_output_perturbation", "noisy_gd"})
     is_convex = True
     is_smooth = True
 
