@@ -166,6 +166,8 @@ def test_auto_alpha_uses_the_multinomial_constants():
     assert output == pytest.approx(auto_alpha(1000, 44, 1.0, 1e-5, lipschitz=math.sqrt(2) * D, data_norm=D,
                                               perturbation="output"))
     assert multinomial_auto_solver(1e-5) == "noisy_gd" and multinomial_auto_solver(0.0) == "output_perturbation"
+    assert multinomial_auto_solver(1e-5, strongly_convex=False) == "gd_output_perturbation"
+    assert multinomial_auto_solver(1e-5, strongly_convex=False, bounded=True) == "noisy_gd"
 
 
 # -- the estimator ------------------------------------------------------------------
@@ -214,6 +216,10 @@ def test_multi_class_choices_and_errors():
     assert out.multi_class_ == "multinomial" and out.fits_[0].algorithm == "output_perturbation"
     pure = DPLogisticRegression(classes=[0, 1, 2], delta=0.0, random_state=0).fit(X, y)
     assert pure.solver_ == "output_perturbation" and pure.privacy_spent_.delta == 0.0
+    unregularized = DPLogisticRegression(classes=[0, 1, 2], alpha=0.0, random_state=0).fit(X, y)
+    assert unregularized.solver_ == "gd_output_perturbation" and unregularized.multi_class_ == "multinomial"
+    ball = DPLogisticRegression(classes=[0, 1, 2], alpha=0.0, constraint=("l2_ball", 5.0), random_state=0).fit(X, y)
+    assert ball.solver_ == "noisy_gd"
     with pytest.raises(ValueError, match="multi_class='multinomial' runs with the solvers"):
         DPLogisticRegression(classes=[0, 1, 2], solver="dp_sgd", multi_class="multinomial").fit(X, y)
     with pytest.raises(ValueError, match="unknown algorithm"):

@@ -39,13 +39,16 @@ CLASSIFICATION_MARGIN = 4.0
 OUTPUT_PERTURBATION_SOLVERS = frozenset({"output_perturbation", "gd_output_perturbation"})
 
 
-
-def multinomial_auto_solver(delta: float) -> str:
+def multinomial_auto_solver(delta: float, *, strongly_convex: bool = True, bounded: bool = False) -> str:
     """The solver of multinomial logistic regression under ``solver="auto"``: ``noisy_gd``
     for delta > 0 (the most accurate of the multinomial solvers in
-    benchmarks/bench_multiclass.py, docs/defaults.md), ``output_perturbation`` for pure
-    epsilon-DP (noisy_gd needs delta > 0). A function of the public delta only."""
-    return "noisy_gd" if delta > 0 else "output_perturbation"
+    benchmarks/bench_multiclass.py, docs/defaults.md) when the problem has a bounded
+    domain (alpha > 0, or a bounded ``constraint``); otherwise ``output_perturbation`` for
+    a strongly convex objective (alpha > 0; pure epsilon-DP, where noisy_gd does not
+    apply), and ``gd_output_perturbation`` for alpha = 0. Public inputs only."""
+    if delta > 0 and (strongly_convex or bounded):
+        return "noisy_gd"
+    return "output_perturbation" if strongly_convex else "gd_output_perturbation"
 
 
 def _noise_moments(d: int, lipschitz: float, epsilon: float, delta: float) -> tuple[float, float]:
@@ -163,9 +166,10 @@ def estimator_alpha(loss, n_samples: int, n_features: int, epsilon: float, delta
     C = make_constraint(constraint)
     radius = C.l2_radius(int(n_features) * (int(n_classes) if multinomial else 1)) if C.bounded else math.inf
     lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
-    if solver == "auto":
-        output = (multinomial_auto_solver(delta) in OUTPUT_PERTURBATION_SOLVERS) if multinomial else (
-            C.bounded and loss.convex and loss.smooth)
+    if solver == "auto" and multinomial:
+        output = multinomial_auto_solver(delta, bounded=C.bounded) in OUTPUT_PERTURBATION_SOLVERS
+    elif solver == "auto":
+        output = C.bounded and loss.convex and loss.smooth
     else:
         output = solver in OUTPUT_PERTURBATION_SOLVERS
     return auto_alpha(

@@ -215,7 +215,11 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
             data_norm=self._effective_norm(),
             intercept_scaling=scaling,
         )
-        self.solver_ = multinomial_auto_solver(budget.delta) if self.solver == "auto" else self.solver
+        if self.solver == "auto":
+            self.solver_ = multinomial_auto_solver(budget.delta, strongly_convex=problem.strong_convexity > 0,
+                                                   bounded=problem.constraint.bounded)
+        else:
+            self.solver_ = self.solver
         with charging(getattr(self, "accountant", None)):  # charged before the solver reads the data
             fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
         W = fit.coef.reshape(p, k)
@@ -259,8 +263,9 @@ class DPLogisticRegression(_DPClassifier):
         How K > 2 classes are fit. ``"multinomial"``: one softmax fit with the whole
         budget, by one of the solvers ``MULTINOMIAL_SOLVERS`` (``"output_perturbation"``,
         ``"gd_output_perturbation"``, ``"noisy_gd"``; ``solver="auto"`` takes ``noisy_gd``,
-        or output perturbation when delta = 0); in-memory data only. ``"ovr"``: K binary fits, each with
-        (epsilon/K, delta/K). ``"auto"``: multinomial when the solver and the input allow
+        or output perturbation when delta = 0, see
+        :func:`dperm.defaults.multinomial_auto_solver`); in-memory data only. ``"ovr"``: K
+        binary fits, each with (epsilon/K, delta/K). ``"auto"``: multinomial when the solver and the input allow
         it, else one-vs-rest. Two classes: the one binary fit (the softmax over two
         classes is the logistic model). The scheme used is stored in ``multi_class_``
         (``"binary"``, ``"multinomial"`` or ``"ovr"``), a function of public inputs only.
