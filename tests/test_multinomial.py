@@ -261,3 +261,33 @@ def test_algorithms_not_proven_for_the_multinomial_problem_refuse_it(name):
     budget = PrivacyBudget(1.0, 0.0 if name == "exponential_mechanism" else 1e-5)
     with pytest.raises(AssumptionError, match="MultinomialProblem runs with"):
         get(name).fit(_problem(k=3), budget, rng=0)
+
+
+def test_sample_weights_in_the_unit_interval_keep_the_sensitivity():
+    """Weighted rows: derivatives still match finite differences, the constants are those
+    of the unweighted problem, and neighbours differing in one record (row, label and
+    weight) have mean gradients within 2L/n; weights outside [0, 1] are an error."""
+    X, y = _data(seed=4, k=3)
+    weights = np.random.default_rng(4).uniform(0, 1, len(y))
+    problem = MultinomialProblem(X, y, 3, ("l2", 0.05), data_norm=1.0, sample_weight=weights)
+    plain = MultinomialProblem(X, y, 3, ("l2", 0.05), data_norm=1.0)
+    assert problem.constants == plain.constants
+    rng = np.random.default_rng(5)
+    w, v = rng.normal(size=(2, problem.n_features))
+    h = 1e-6
+    numeric = (problem.objective(w + h * v) - problem.objective(w - h * v)) / (2 * h)
+    assert numeric == pytest.approx(problem.gradient(w) @ v, rel=1e-7)
+    numeric_hv = (problem.gradient(w + h * v) - problem.gradient(w - h * v)) / (2 * h)
+    np.testing.assert_allclose(problem.hessian_vector(w, v), numeric_hv, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(problem.per_example_gradients(w).mean(axis=0), problem.loss_gradient(w), atol=1e-12)
+    ones = MultinomialProblem(X, y, 3, ("l2", 0.05), data_norm=1.0, sample_weight=np.ones(len(y)))
+    assert ones.objective(w) == pytest.approx(plain.objective(w))
+    bound = 2 * problem.lipschitz / problem.n_samples
+    for trial in range(10):
+        i = int(rng.integers(problem.n_samples))
+        other = problem.replace_row(i, -X[i], (int(y[i]) + 1) % 3, weight=float(trial % 2))
+        u = rng.normal(size=problem.n_features) * 3
+        assert np.linalg.norm(problem.gradient(u) - other.gradient(u)) <= bound
+    for bad in (np.full(len(y), 1.5), -weights, np.full(len(y), np.nan), weights[:-1]):
+        with pytest.raises(ValueError, match="sample_weight"):
+            MultinomialProblem(X, y, 3, data_norm=1.0, sample_weight=bad)

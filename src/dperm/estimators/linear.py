@@ -201,9 +201,10 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         """"ovr" (the only scheme of this classifier's loss) for K > 2 classes."""
         return "ovr"
 
-    def _fit_multinomial(self, X, y, budget: PrivacyBudget, rng):
+    def _fit_multinomial(self, X, y, budget: PrivacyBudget, rng, sample_weight=None):
         """One fit of the softmax loss over the K declared classes with the whole budget
-        (:class:`~dperm.problem.multinomial.MultinomialProblem`); coef_ is (K, d)."""
+        (:class:`~dperm.problem.multinomial.MultinomialProblem`; ``sample_weight`` in
+        [0, 1] or None, validated by the problem); coef_ is (K, d)."""
         k = len(self.classes_)
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
         p = X.shape[1] + (scaling != 0)
@@ -214,6 +215,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
             self._constraint(),
             data_norm=self._effective_norm(),
             intercept_scaling=scaling,
+            sample_weight=sample_weight,
         )
         if self.solver == "auto":
             self.solver_ = multinomial_auto_solver(budget.delta, strongly_convex=problem.strong_convexity > 0,

@@ -49,6 +49,20 @@ from .regularizers import Regularizer, make_regularizer
 __all__ = ["MultinomialLogistic", "MultinomialProblem"]
 
 
+def _check_weights(sample_weight, n: int) -> np.ndarray | None:
+    """Weights as a float64 vector of length n in [0, 1], or None; errors quote no value
+    (weights are data)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > 1):
+        raise ValueError("sample_weight must be finite and in [0, 1]: a weight outside it would change one "
+                         "record's influence beyond the declared bounds the privacy guarantee rests on")
+    return w
+
+
 class MultinomialLogistic:
     """The softmax cross-entropy loss over ``K >= 2`` classes and its public constants.
 
@@ -142,6 +156,12 @@ class MultinomialProblem:
         are clipped (with a warning).
     intercept_scaling : float
         Nonzero: the constant last column of every row, as in ``ERMProblem``.
+    sample_weight : array-like of shape (n_samples,) or None
+        Per-example weights ``s_i`` in [0, 1] (anything else is an error):
+        ``F(W) = (1/n) sum_i s_i f(W; x_i, y_i) + r(vec W)``, divided by n (public), never
+        by the sum of the weights (data). The constants are unchanged: ``s_i`` scales the
+        per-example gradient (norm ``<= s_i L <= L``) and Hessian (``<= beta``). The
+        weight is part of the private record (x_i, y_i, s_i). ``None``: unweighted.
 
     Notes
     -----
@@ -159,7 +179,7 @@ class MultinomialProblem:
     is_smooth = True
 
     def __init__(self, X, y, n_classes: int, regularizer=None, constraint=None, *, data_norm: float = 1.0,
-                 intercept_scaling: float = 0.0):
+                 intercept_scaling: float = 0.0, sample_weight=None):
         self.loss = MultinomialLogistic(n_classes)
         self.n_classes = self.loss.n_classes
         self.regularizer: Regularizer = make_regularizer(regularizer)
@@ -167,6 +187,7 @@ class MultinomialProblem:
         self.data_norm = check_positive("data_norm", data_norm)
         X = check_matrix(X, min_rows=2)
         self.y = self._check_labels(y, X.shape[0])
+        self.sample_weight = _check_weights(sample_weight, X.shape[0])
         ERMProblem._set_intercept(self, intercept_scaling)
         X, self.n_clipped = clip_rows(X, self.feature_norm)
         X = X.astype(np.float64)
@@ -233,12 +254,20 @@ class MultinomialProblem:
     def _rows(self, rows):
         return (self.X, self.y) if rows is None else (self.X[rows], self.y[rows])
 
+    def _weigh(self, values: np.ndarray, rows=None) -> np.ndarray:
+        """``s_i * values_i`` (rows of a 1-D or 2-D array); ``values`` when unweighted."""
+        s = self.sample_weight
+        if s is None:
+            return values
+        s = s if rows is None else s[rows]
+        return values * (s if values.ndim == 1 else s[:, None])
+
     def scores(self, w: np.ndarray, rows=None) -> np.ndarray:
         X, _ = self._rows(rows)
         return np.asarray(X @ self.coefficients(w))
 
     def loss_value(self, w: np.ndarray) -> float:
-        return float(np.mean(self.loss.value(self.scores(w), self.y)))
+        return float(np.mean(self._weigh(self.loss.value(self.scores(w), self.y))))
 
     def objective(self, w: np.ndarray) -> float:
         return self.loss_value(w) + self.regularizer.value(np.asarray(w, dtype=np.float64))
@@ -246,8 +275,8 @@ class MultinomialProblem:
     def _loss_gradient(self, w, rows=None, value: bool = True) -> tuple[float | None, np.ndarray]:
         X, y = self._rows(rows)
         values, R = self.loss.value_and_residuals(np.asarray(X @ self.coefficients(w)), y, value=value)
-        grad = np.asarray(X.T @ R).ravel() / len(y)
-        return (float(np.mean(values)) if value else None), grad
+        grad = np.asarray(X.T @ self._weigh(R, rows)).ravel() / len(y)
+        return (float(np.mean(self._weigh(values, rows))) if value else None), grad
 
     def loss_gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the mean loss, ``X^T (P - Y) / n`` flattened."""
@@ -265,9 +294,9 @@ class MultinomialProblem:
         return self._loss_gradient(w, rows, value=False)[1]
 
     def per_example_gradients(self, w: np.ndarray, rows=None) -> np.ndarray:
-        """Dense (m, p K) array of the flattened ``x_i (p_i - e_{y_i})^T``."""
+        """Dense (m, p K) array of the flattened ``s_i x_i (p_i - e_{y_i})^T``."""
         X, y = self._rows(rows)
-        R = self.loss.residuals(np.asarray(X @ self.coefficients(w)), y)
+        R = self._weigh(self.loss.residuals(np.asarray(X @ self.coefficients(w)), y), rows)
         Xd = X.toarray() if sp.issparse(X) else X
         return (Xd[:, :, None] * R[:, None, :]).reshape(len(y), self.n_features)
 
@@ -275,22 +304,27 @@ class MultinomialProblem:
         """``(1/n) sum_i [(diag p_i - p_i p_i^T) kron x_i x_i^T] vec V`` plus the l2 part."""
         P = softmax(self.scores(w), axis=1)
         A = np.asarray(self.X @ self.coefficients(v))
-        out = np.asarray(self.X.T @ self.loss.hessian_apply(P, A)).ravel() / self.n_samples
+        out = np.asarray(self.X.T @ self._weigh(self.loss.hessian_apply(P, A))).ravel() / self.n_samples
         return out + self.regularizer.l2 * np.asarray(v, dtype=np.float64)
 
-    def replace_row(self, i: int, x, y_i: int) -> "MultinomialProblem":
+    def replace_row(self, i: int, x, y_i: int, weight=None) -> "MultinomialProblem":
         """The neighbouring problem with row i replaced (replace-one), for tests and audits.
 
-        ``x``: the new features without the intercept column."""
+        ``x``: the new features without the intercept column; ``weight``: the new sample
+        weight of row i (None keeps row i's weight; an unweighted problem then stays so)."""
         k = self.n_inputs - (1 if self.intercept_scaling else 0)
         X = self.X[:, :k]
         X = X.tolil(copy=True) if sp.issparse(X) else X.copy()
         X[i] = x
         y = self.y.copy()
         y[i] = y_i
+        weights = self.sample_weight
+        if weight is not None:
+            weights = np.ones(self.n_samples) if weights is None else weights.copy()
+            weights[i] = weight
         return MultinomialProblem(sp.csr_matrix(X) if sp.issparse(self.X) else X, y, self.n_classes,
                                   self.regularizer, self.constraint, data_norm=self.data_norm,
-                                  intercept_scaling=self.intercept_scaling)
+                                  intercept_scaling=self.intercept_scaling, sample_weight=weights)
 
     def __repr__(self) -> str:
         return (f"MultinomialProblem(n={self.n_samples}, p={self.n_inputs}, K={self.n_classes}, "
