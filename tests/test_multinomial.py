@@ -291,3 +291,20 @@ def test_sample_weights_in_the_unit_interval_keep_the_sensitivity():
     for bad in (np.full(len(y), 1.5), -weights, np.full(len(y), np.nan), weights[:-1]):
         with pytest.raises(ValueError, match="sample_weight"):
             MultinomialProblem(X, y, 3, data_norm=1.0, sample_weight=bad)
+
+
+def test_multinomial_estimator_passes_sample_weight_to_its_problem():
+    """The estimator's weights reach the multinomial problem (where fit takes them: the
+    sample_weight parameter of the estimators is merged separately)."""
+    import inspect
+
+    if "sample_weight" not in inspect.signature(DPLogisticRegression.fit).parameters:
+        pytest.skip("DPLogisticRegression.fit has no sample_weight parameter on this branch")
+    X, y = _three_blobs(600)
+    params = dict(epsilon=2.0, classes=[0, 1, 2], alpha=0.05, solver="output_perturbation", random_state=0)
+    plain = DPLogisticRegression(**params).fit(X, y)
+    ones = DPLogisticRegression(**params).fit(X, y, sample_weight=np.ones(len(y)))
+    halves = DPLogisticRegression(**params).fit(X, y, sample_weight=np.full(len(y), 0.5))
+    assert plain.multi_class_ == halves.multi_class_ == "multinomial"
+    np.testing.assert_allclose(ones.coef_, plain.coef_, atol=1e-9)
+    assert not np.allclose(halves.coef_, plain.coef_, atol=1e-6)
