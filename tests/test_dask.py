@@ -356,7 +356,7 @@ def test_process_workers_give_the_same_coefficients():
     np.testing.assert_allclose(remote.coef, local.coef, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(random_state=1),
+@pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(random_state=1, multi_class="ovr"),
                                        dperm.DPLinearRegression(random_state=1)], ids=lambda e: type(e).__name__)
 def test_estimators_fit_dask_input_like_numpy(client, estimator):
     rng = np.random.default_rng(2)

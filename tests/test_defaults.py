@@ -91,8 +91,22 @@ def test_one_vs_rest_resolves_alpha_at_each_class_budget():
     X = rng.normal(size=(300, 4))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.argmax(X[:, :3], axis=1)
-    clf = DPLogisticRegression(epsilon=3.0, random_state=0).fit(X, y)
+    clf = DPLogisticRegression(epsilon=3.0, multi_class="ovr", random_state=0).fit(X, y)
     assert clf.alpha_ == pytest.approx(estimator_alpha(Logistic(), 300, 5, 1.0, 1e-5 / 3, data_norm=math.sqrt(2)))
+
+
+def test_multinomial_resolves_alpha_at_the_whole_budget_with_its_constants():
+    from dperm.problem.multinomial import MultinomialLogistic
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.argmax(X[:, :3], axis=1)
+    clf = DPLogisticRegression(epsilon=3.0, random_state=0).fit(X, y)
+    expected = estimator_alpha(MultinomialLogistic(3), 300, 5, 3.0, 1e-5, data_norm=math.sqrt(2), n_classes=3)
+    assert clf.multi_class_ == "multinomial" and clf.alpha_ == pytest.approx(expected)
+    # noise in the gradients: sqrt(2) times the binary rule at the same budget (L = sqrt(2) D)
+    assert expected == pytest.approx(math.sqrt(2) * estimator_alpha(Logistic(), 300, 5, 3.0, 1e-5, data_norm=math.sqrt(2)))
 
 
 @pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC, DPHuberRegressor, DPLinearRegression])

@@ -95,8 +95,8 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     y = rng.integers(0, 3, 3000)
     centres = np.array([[0.5, 0, 0], [0, 0.5, 0], [0, 0, 0.5]])
     X = centres[y] + rng.normal(size=(3000, 3)) * 0.1
-    clf = DPLogisticRegression(epsilon=3.0, delta=3e-6, random_state=0).fit(X, y)
-    assert clf.coef_.shape == (3, 3)
+    clf = DPLogisticRegression(epsilon=3.0, delta=3e-6, multi_class="ovr", random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 3) and clf.multi_class_ == "ovr"
     assert len(clf.fits_) == 3
     for fit in clf.fits_:
         assert fit.privacy_spent.epsilon == pytest.approx(1.0, rel=1e-3) and fit.privacy_spent.epsilon <= 1.0
@@ -314,7 +314,7 @@ def test_declared_classes_are_the_label_set():
     with warnings.catch_warnings():
         warnings.simplefilter("error", dperm.privacy.PrivacyWarning)  # declared: no warning
         clf = DPLogisticRegression(classes=["dog", "cat", "emu"], epsilon=30.0, random_state=0).fit(X, labels)
-    # a declared class absent from y still gets its one-vs-rest model: the shape is public
+    # a declared class absent from y still gets its column of the model: the shape is public
     assert clf.classes_.tolist() == ["cat", "dog", "emu"] and clf.coef_.shape == (3, 4)
     assert 0.99 * 30.0 <= clf.privacy_spent_.epsilon <= 30.0
     bad = labels.copy()
@@ -357,7 +357,8 @@ def test_glm_regressor_rejects_targets_outside_the_unit_interval():
     assert "1.7" not in str(error.value)
 
 
-def test_multiclass_warns_about_clipped_rows_once():
+@pytest.mark.parametrize("multi_class", ["ovr", "multinomial"])
+def test_multiclass_warns_about_clipped_rows_once(multi_class):
     import warnings
 
     rng = np.random.default_rng(1)
@@ -365,5 +366,5 @@ def test_multiclass_warns_about_clipped_rows_once():
     X = rng.normal(size=(400, 3))  # many rows above data_norm = 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=4.0, random_state=0).fit(X, y)
+        DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=4.0, multi_class=multi_class, random_state=0).fit(X, y)
     assert sum(issubclass(w.category, dperm.DataNormWarning) for w in caught) == 1

@@ -119,6 +119,39 @@ def _estimator_release(est) -> dict:
     return out
 
 
+def _multiclass_neighbours(seed=0, k=3):
+    """Three-class data and its neighbour with row 0 replaced by a far row of another class."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, 200)
+    X = rng.normal(size=(k, 3))[y] * 0.4 + rng.normal(size=(200, 3)) * 0.2
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = -X[0] * 0.5 + 0.3, (y[0] + 1) % k
+    return (X, y), (X2, y2)
+
+
+@pytest.mark.parametrize("name", ["output_perturbation", "gd_output_perturbation", "noisy_gd"])
+def test_multinomial_problem_neighbours_release_the_same_fields(name):
+    from dperm.problem.multinomial import MultinomialProblem
+
+    fits = [get(name).fit(MultinomialProblem(A, b, 3, ("l2", 0.05), data_norm=1.0), PrivacyBudget(1.0, 1e-5), rng=11)
+            for A, b in _multiclass_neighbours()]
+    first, second = (released(f) for f in fits)
+    assert repr(first) == repr(second)
+
+
+@pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])
+def test_multiclass_estimator_on_neighbours_releases_the_same_attributes(multi_class):
+    import dperm
+
+    fitted = []
+    for A, b in _multiclass_neighbours():
+        clf = dperm.DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], multi_class=multi_class, random_state=5)
+        fitted.append(_estimator_release(clf.fit(A, b)))
+    assert repr(fitted[0]) == repr(fitted[1])
+    assert fitted[0]["multi_class_"] == multi_class
+
+
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_estimators_on_neighbours_release_the_same_attributes(name):
     import dperm

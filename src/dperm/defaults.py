@@ -28,7 +28,8 @@ import math
 
 from ._validation import check_positive
 
-__all__ = ["auto_alpha", "estimator_alpha", "CLASSIFICATION_MARGIN", "OUTPUT_PERTURBATION_SOLVERS"]
+__all__ = ["auto_alpha", "estimator_alpha", "CLASSIFICATION_MARGIN", "OUTPUT_PERTURBATION_SOLVERS",
+           "multinomial_auto_solver"]
 
 # Margin a confident linear classifier reaches: logistic probabilities 0.018 / 0.982.
 CLASSIFICATION_MARGIN = 4.0
@@ -36,6 +37,18 @@ CLASSIFICATION_MARGIN = 4.0
 # Solvers that add their noise to the (approximate) minimizer; every other solver's noise
 # enters the objective or the gradients.
 OUTPUT_PERTURBATION_SOLVERS = frozenset({"output_perturbation", "gd_output_perturbation"})
+
+
+def multinomial_auto_solver(delta: float, *, strongly_convex: bool = True, bounded: bool = False) -> str:
+    """The solver of multinomial logistic regression under ``solver="auto"``: ``noisy_gd``
+    for delta > 0 (the most accurate of the multinomial solvers in
+    benchmarks/bench_multiclass.py, docs/defaults.md) when the problem has a bounded
+    domain (alpha > 0, or a bounded ``constraint``); otherwise ``output_perturbation`` for
+    a strongly convex objective (alpha > 0; pure epsilon-DP, where noisy_gd does not
+    apply), and ``gd_output_perturbation`` for alpha = 0. Public inputs only."""
+    if delta > 0 and (strongly_convex or bounded):
+        return "noisy_gd"
+    return "output_perturbation" if strongly_convex else "gd_output_perturbation"
 
 
 def _noise_moments(d: int, lipschitz: float, epsilon: float, delta: float) -> tuple[float, float]:
@@ -129,29 +142,41 @@ def auto_alpha(
 
 
 def estimator_alpha(loss, n_samples: int, n_features: int, epsilon: float, delta: float, *, data_norm: float,
-                    label_bound: float = 1.0, constraint=None, solver: str = "auto") -> float:
-    """``auto_alpha`` for an estimator's margin loss, declared bounds, constraint and solver.
+                    label_bound: float = 1.0, constraint=None, solver: str = "auto", n_classes: int = 2) -> float:
+    """``auto_alpha`` for an estimator's loss, declared bounds, constraint and solver.
 
     The Lipschitz constant is the loss's over the constraint's margins; the target margin is
-    ``CLASSIFICATION_MARGIN`` for binary losses and ``label_bound`` for regression (the
+    ``CLASSIFICATION_MARGIN`` for classifiers and ``label_bound`` for regression (the
     comparator predicts values up to the label bound); output perturbation is assumed when
     the solver is one of ``OUTPUT_PERTURBATION_SOLVERS``, or is ``"auto"`` with a bounded
     constraint and a convex smooth loss (the catalogue's ``auto`` rule 3).
+
+    The multinomial loss (:class:`dperm.problem.multinomial.MultinomialLogistic`, with
+    ``n_features`` the p inputs of each class and ``n_classes`` K) enters with its own
+    constants: ``L = sqrt(2) D``, and the dimension ``p (K - 1)`` of the coefficient
+    matrices modulo the all-ones direction (adding one vector to every class column
+    changes no prediction, so noise along it costs nothing, and the comparator's weight
+    is spread over those ``p (K - 1)`` coordinates). Its ``"auto"`` solver is
+    :func:`multinomial_auto_solver`.
     """
     from .problem.constraints import make_constraint
 
+    multinomial = getattr(loss, "name", None) == "multinomial"
+    dim = int(n_features) * (int(n_classes) - 1) if multinomial else int(n_features)
     C = make_constraint(constraint)
-    radius = C.l2_radius(int(n_features)) if C.bounded else math.inf
+    radius = C.l2_radius(int(n_features) * (int(n_classes) if multinomial else 1)) if C.bounded else math.inf
     lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
-    if solver == "auto":
+    if solver == "auto" and multinomial:
+        output = multinomial_auto_solver(delta, bounded=C.bounded) in OUTPUT_PERTURBATION_SOLVERS
+    elif solver == "auto":
         output = C.bounded and loss.convex and loss.smooth
     else:
         output = solver in OUTPUT_PERTURBATION_SOLVERS
     return auto_alpha(
-        n_samples, n_features, epsilon, delta,
+        n_samples, dim, epsilon, delta,
         lipschitz=lipschitz,
         data_norm=data_norm,
-        target_margin=CLASSIFICATION_MARGIN if loss.binary else float(label_bound),
+        target_margin=CLASSIFICATION_MARGIN if (loss.binary or multinomial) else float(label_bound),
         radius=radius,
         perturbation="output" if output else "objective",
     )

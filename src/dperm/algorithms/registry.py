@@ -160,6 +160,9 @@ def list_algorithms() -> list[AlgorithmInfo]:
 def check_assumptions(info: AlgorithmInfo, problem, budget) -> None:
     """Raise :class:`AssumptionError` naming every assumption the problem violates."""
     failures = []
+    proven = getattr(problem, "supported_algorithms", None)  # a problem class proven for these only
+    if proven is not None and info.name not in proven:
+        failures.append(f"a problem it is proven for ({type(problem).__name__} runs with {sorted(proven)} only)")
     for req in info.requires:
         predicate, message = _REQUIREMENTS[req]
         if not predicate(problem, budget):

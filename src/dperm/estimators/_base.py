@@ -46,14 +46,16 @@ class DPLinearModelMixin(BaseEstimator):
         "accountant": [BudgetAccountant, None],
     }
 
-    def _regularizer(self, n_samples: int, n_features: int, budget: PrivacyBudget, label_bound: float = 1.0):
+    def _regularizer(self, n_samples: int, n_features: int, budget: PrivacyBudget, label_bound: float = 1.0,
+                     loss=None, n_classes: int = 2):
         """("l2", alpha) for the fit of shape (n_samples, n_features) under ``budget``;
         ``alpha="auto"`` resolves by :func:`dperm.defaults.estimator_alpha` (public
-        quantities only: the shape, the budget, the declared bounds); stored in ``alpha_``."""
+        quantities only: the shape, the budget, the declared bounds, and for a multinomial
+        ``loss`` the declared number of classes); stored in ``alpha_``."""
         if isinstance(self.alpha, str) and self.alpha == "auto":
-            alpha = estimator_alpha(self._loss(), n_samples, n_features, budget.epsilon, budget.delta,
-                                    data_norm=self._effective_norm(), label_bound=label_bound,
-                                    constraint=self._constraint(), solver=self.solver)
+            alpha = estimator_alpha(self._loss() if loss is None else loss, n_samples, n_features, budget.epsilon,
+                                    budget.delta, data_norm=self._effective_norm(), label_bound=label_bound,
+                                    constraint=self._constraint(), solver=self.solver, n_classes=n_classes)
         elif isinstance(self.alpha, str) or isinstance(self.alpha, bool):
             raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha!r}")
         else:

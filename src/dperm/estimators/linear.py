@@ -6,18 +6,28 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from scipy.special import log_softmax, softmax
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import DataNormWarning
+from ..algorithms import registry
+from ..defaults import multinomial_auto_solver
+from ..distributed import is_dask_collection
 from ..privacy.accountant import epsilon as certified_epsilon
 from ..privacy.budget import PrivacyBudget, PrivacyWarning
 from ..privacy.events import composed
+from ..privacy.mechanisms import charging
 from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
+from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
 from ._base import DPLinearModelMixin
 
-__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression"]
+__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS"]
+
+# The solvers of the multinomial fit: the full-batch mechanisms whose guarantee rests only
+# on L, beta, mu and the convexity of the (vector-valued) problem (docs/estimators.md).
+MULTINOMIAL_SOLVERS = tuple(sorted(MultinomialProblem.supported_algorithms))
 
 _COMMON_PARAMS_DOC = """
     epsilon : float, default=1.0
@@ -69,7 +79,8 @@ _CLASSES_DOC = """
         from the data: declare it. When None, it is taken from ``y`` with a
         ``PrivacyWarning`` (the label set is then treated as public, unprotected). A label
         of ``y`` outside a declared set is an error; a declared label absent from ``y`` is
-        fine (its one-vs-rest model is fit all the same).
+        fine (its one-vs-rest model or its column of the multinomial model is fit all the
+        same).
 """
 
 _CLASSIFIER_ATTRIBUTES_DOC = """
@@ -82,7 +93,7 @@ _CLASSIFIER_ATTRIBUTES_DOC = """
         The algorithm that ran (resolves ``solver="auto"``).
     fits_ : list of PrivateFit
         The solver outputs (algorithm, public hyper-parameters, privacy spent), one per
-        one-vs-rest fit.
+        one-vs-rest fit (one for a binary or multinomial fit).
     n_iter_ : ndarray of shape (1,) or (n_classes,)
         The solvers' step counts, set only when the count is a public hyper-parameter
         (``hyperparameters["steps"]``); a count of a solver run to a tolerance depends on
@@ -149,13 +160,15 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.accountant = accountant
 
     def fit(self, X, y, sample_weight=None):
-        """Fit privately. Binary: one fit with the whole budget. K > 2 classes:
-        one-vs-rest, each of the K fits with budget (epsilon/K, delta/K), so the whole
-        model is (epsilon, delta)-DP by basic composition (every row is used K times).
-        K is the number of declared ``classes`` (see the parameter).
+        """Fit privately. Binary: one fit with the whole budget. K > 2 classes, multinomial
+        (``multi_class_ == "multinomial"``): one fit of the softmax loss with the whole
+        budget. K > 2 classes, one-vs-rest: each of the K fits with budget
+        (epsilon/K, delta/K), so the whole model is (epsilon, delta)-DP by basic
+        composition (every row is used K times). K is the number of declared ``classes``
+        (see the parameter).
 
-        ``sample_weight``: per-example weights in [0, 1] (or None), passed to every
-        one-vs-rest fit; the guarantee is unchanged (docs/estimators.md)."""
+        ``sample_weight``: per-example weights in [0, 1] (or None), passed to the fit (to
+        every one-vs-rest fit); the guarantee is unchanged (docs/estimators.md)."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
@@ -163,6 +176,9 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.classes_ = resolve_classes(self.classes, y)
         k = len(self.classes_)
         rng = self._rng()
+        self.multi_class_ = "binary" if k == 2 else self._multi_class(X)
+        if self.multi_class_ == "multinomial":
+            return self._fit_multinomial(X, y, budget, rng, sample_weight=sample_weight)
         targets = [self.classes_[1]] if k == 2 else list(self.classes_)
         part = budget if k == 2 else budget.split(k)
         coefs, intercepts, fits = [], [], []
@@ -185,6 +201,42 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self._set_n_iter(fits)
         return self
 
+    def _multi_class(self, X) -> str:
+        """"ovr" (the only scheme of this classifier's loss) for K > 2 classes."""
+        return "ovr"
+
+    def _fit_multinomial(self, X, y, budget: PrivacyBudget, rng, sample_weight=None):
+        """One fit of the softmax loss over the K declared classes with the whole budget
+        (:class:`~dperm.problem.multinomial.MultinomialProblem`; ``sample_weight`` in
+        [0, 1] or None, validated by the problem); coef_ is (K, d)."""
+        k = len(self.classes_)
+        scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        p = X.shape[1] + (scaling != 0)
+        loss = MultinomialLogistic(k)
+        problem = MultinomialProblem(
+            X, np.searchsorted(self.classes_, y), k,
+            self._regularizer(X.shape[0], p, budget, loss=loss, n_classes=k),
+            self._constraint(),
+            data_norm=self._effective_norm(),
+            intercept_scaling=scaling,
+            sample_weight=sample_weight,
+        )
+        if self.solver == "auto":
+            self.solver_ = multinomial_auto_solver(budget.delta, strongly_convex=problem.strong_convexity > 0,
+                                                   bounded=problem.constraint.bounded)
+        else:
+            self.solver_ = self.solver
+        with charging(getattr(self, "accountant", None)):  # charged before the solver reads the data
+            fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
+        W = fit.coef.reshape(p, k)
+        self.coef_ = np.ascontiguousarray(W[:X.shape[1]].T)
+        self.intercept_ = W[-1] * scaling if self.fit_intercept else np.zeros(k)
+        self.fits_ = [fit]
+        self.event_ = fit.event
+        self.privacy_spent_ = fit.privacy_spent
+        self._set_n_iter([fit])
+        return self
+
     def decision_function(self, X):
         scores = self._decision(X)
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -200,29 +252,77 @@ class DPLogisticRegression(_DPClassifier):
     __doc__ = (
         """Differentially private logistic regression.
 
-    Minimizes ``(1/n) sum log(1 + exp(-y <w, x>)) + (alpha/2) ||w||^2`` with a private
-    solver of the catalogue; binary labels may be any two values, K > 2 classes are fit
+    Binary labels (any two values): minimizes
+    ``(1/n) sum log(1 + exp(-y <w, x>)) + (alpha/2) ||w||^2`` with a private solver of the
+    catalogue. K > 2 classes: by default the multinomial (softmax) loss
+    ``(1/n) sum [log sum_k exp(<w_k, x>) - <w_y, x>] + (alpha/2) ||W||_F^2`` fitted once with
+    the whole budget, its constants ``L = sqrt(2) D`` and ``beta = D^2 / 2``
+    (docs/estimators.md, "Multinomial logistic regression"); ``multi_class="ovr"`` fits
     one-vs-rest with the budget split K ways.
 
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
         + _CLASSES_DOC
+        + """
+    multi_class : {"auto", "multinomial", "ovr"}, default="auto"
+        How K > 2 classes are fit. ``"multinomial"``: one softmax fit with the whole
+        budget, by one of the solvers ``MULTINOMIAL_SOLVERS`` (``"output_perturbation"``,
+        ``"gd_output_perturbation"``, ``"noisy_gd"``; ``solver="auto"`` takes ``noisy_gd``,
+        or output perturbation when delta = 0, see
+        :func:`dperm.defaults.multinomial_auto_solver`); in-memory data only. ``"ovr"``: K
+        binary fits, each with (epsilon/K, delta/K). ``"auto"``: multinomial when the solver and the input allow
+        it, else one-vs-rest. Two classes: the one binary fit (the softmax over two
+        classes is the logistic model). The scheme used is stored in ``multi_class_``
+        (``"binary"``, ``"multinomial"`` or ``"ovr"``), a function of public inputs only.
+"""
         + _CLASSIFIER_ATTRIBUTES_DOC
     )
+
+    _parameter_constraints: dict = {
+        **_DPClassifier._parameter_constraints, "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0, fit_intercept=True,
+                 intercept_scaling=1.0, constraint=None, solver_params=None, random_state=None, classes=None,
+                 accountant=None, multi_class="auto"):
+        super().__init__(epsilon, delta, solver, alpha, data_norm, fit_intercept, intercept_scaling, constraint,
+                         solver_params, random_state, classes, accountant)
+        self.multi_class = multi_class
 
     def _loss(self):
         return Logistic()
 
+    def _multi_class(self, X) -> str:
+        """The scheme for K > 2 classes, from public inputs only (the parameter, the solver
+        name and the kind of input)."""
+        supported = self.solver in ("auto", *MULTINOMIAL_SOLVERS) and not is_dask_collection(X)
+        if self.multi_class == "auto":
+            return "multinomial" if supported else "ovr"
+        if self.multi_class == "multinomial" and not supported:
+            if is_dask_collection(X):
+                raise ValueError("multi_class='multinomial' has no Dask path yet; pass the data in memory or use "
+                                 "multi_class='ovr'")
+            registry.get(self.solver)  # a clear error for an unknown name
+            raise ValueError(f"multi_class='multinomial' runs with the solvers {list(MULTINOMIAL_SOLVERS)} "
+                             f"(got {self.solver!r}); choose one of them or multi_class='ovr'")
+        return self.multi_class
+
     def predict_proba(self, X):
+        """Class probabilities: the softmax of the scores for a multinomial model, the
+        logistic of each score normalized to sum 1 for one-vs-rest."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = 1.0 / (1.0 + np.exp(-scores))
             return np.column_stack([1 - p, p])
+        if getattr(self, "multi_class_", "ovr") == "multinomial":
+            return softmax(scores, axis=1)
         p = 1.0 / (1.0 + np.exp(-scores))
         return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
+        if getattr(self, "multi_class_", "ovr") == "multinomial":
+            return log_softmax(self.decision_function(X), axis=1)
         return np.log(self.predict_proba(X))
 
 
