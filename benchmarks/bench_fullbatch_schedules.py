@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from dperm.algorithms.output_perturbation import prepare_gd_output_perturbation
+from dperm.algorithms.output_perturbation import gd_output_perturbation_steps, prepare_gd_output_perturbation
 from dperm.datasets import load_adult, load_bank, load_credit_card
 from dperm.privacy.budget import PrivacyBudget
 from dperm.problem import ERMProblem, solve_reference
@@ -39,6 +39,8 @@ def main(argv=None):
     parser.add_argument("--mu", type=float, default=1e-3)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--schedules", nargs="+", default=["theorem", "default"],
+                        help="'theorem', 'default', or a share of the cap rule (e.g. 0.3)")
     args = parser.parse_args(argv)
     from sklearn.linear_model import LogisticRegression
 
@@ -53,7 +55,13 @@ def main(argv=None):
         LogisticRegression(C=1.0 / (problem.n_samples * args.mu), fit_intercept=False).fit(X, y)
         sk = time.perf_counter() - t0
         base = None
-        for label, steps in (("theorem", "theorem"), ("default", None)):
+        for label in args.schedules:
+            steps = None if label == "default" else "theorem" if label == "theorem" else None
+            if label not in ("default", "theorem"):
+                eta = 1.0 / (args.mu + problem.smoothness)
+                steps = gd_output_perturbation_steps(problem, budget, problem.lipschitz / args.mu, eta,
+                                                     np.zeros(problem.n_features), share=float(label))[0]
+                label = f"share {label}"
             t0 = time.perf_counter()
             prepared = prepare_gd_output_perturbation(problem, budget, steps=steps)
             seconds = time.perf_counter() - t0

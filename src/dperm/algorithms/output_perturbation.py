@@ -26,7 +26,7 @@ from .registry import AutoRule, check_assumptions, get, register
 
 __all__ = [
     "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
-    "PreparedRelease", "prepare_output_perturbation", "prepare_gd_output_perturbation",
+    "PreparedRelease", "prepare_output_perturbation", "prepare_gd_output_perturbation", "gd_output_perturbation_steps",
 ]
 
 
@@ -200,9 +200,11 @@ def gradient_descent(problem: ERMProblem, step_size: float, steps: int, w0: np.n
     return w
 
 
-def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float, step_size: float, w0) -> tuple[int, int]:
-    """(T, the theorem's T): Zhang, Zheng, Mou, Wang 2017 Theorem 2 or 3 (constant 1),
-    capped for mu > 0 where its bound's optimization term is a tenth of the noise term
+def gd_output_perturbation_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float, step_size: float, w0,
+                                 share: float = schedules.GD_OUTPUT_OPTIMIZATION_SHARE) -> tuple[int, int]:
+    """(default T, the theorem's T) of :func:`gd_output_perturbation`: Zhang, Zheng, Mou,
+    Wang 2017 Theorem 2 or 3 (constant 1), capped for mu > 0 where its bound's
+    optimization term is ``share`` of the noise term
     (:func:`~dperm.algorithms.schedules.gd_output_perturbation_capped_steps`)."""
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     mu, beta = problem.strong_convexity, problem.smoothness
@@ -218,7 +220,7 @@ def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float, st
         theorem_steps=theorem, step_size=step_size, strong_convexity=mu, smoothness=beta,
         initial_gap=schedules.initial_gap_bound(problem, w0),
         noise_second_moment=lambda sensitivity: per_unit * sensitivity**2,
-        sensitivity=lambda T: gd_sensitivity(L, n, step_size, T, mu, beta))
+        sensitivity=lambda T: gd_sensitivity(L, n, step_size, T, mu, beta), share=share)
     return T, theorem
 
 
@@ -313,7 +315,7 @@ def prepare_gd_output_perturbation(
         radius = domain.l2_radius(problem.n_features) if domain is not None else 1.0
     eta = (1.0 / (mu + beta) if mu > 0 else 1.0 / beta) if step_size is None else check_step_size(step_size)
     w0 = initial_point(problem, init)
-    capped, theorem = _default_steps(problem, budget, radius, eta, w0)
+    capped, theorem = gd_output_perturbation_steps(problem, budget, radius, eta, w0)
     if steps is None:
         T = capped
     elif isinstance(steps, str):
