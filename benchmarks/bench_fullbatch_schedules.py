@@ -5,7 +5,7 @@ Run by hand (never in CI)::
     python benchmarks/bench_fullbatch_schedules.py --repeats 20 --mu 1e-3
 
 gd_output_perturbation (Zhang, Zheng, Mou, Wang 2017) with its default T (the theorem's T
-capped where the bound's optimization term is a tenth of its noise term,
+capped where the bound's optimization term has fallen to its noise term,
 ``dperm.algorithms.schedules.gd_output_perturbation_capped_steps``) and with
 ``steps="theorem"``, on the training split of ADULT, BANK and CreditCard (rows at norm 1),
 logistic loss + (mu/2)||w||^2, epsilon = 1, delta = 1e-5. The gradient-descent run is

@@ -1,6 +1,6 @@
 """The capped default schedule of gd_output_perturbation (issue 14): a pure function of public
-inputs, never above the theorem's T, at the first T where the bound's optimization term is a
-tenth of its noise term, and the noise calibrated to the T actually run."""
+inputs, never above the theorem's T, at the first T where the bound's optimization term has
+fallen to its noise term, and the noise calibrated to the T actually run."""
 
 import math
 

@@ -272,7 +272,7 @@ def gd_output_perturbation(
         epsilon-DP and ``d log(1/delta)`` for (epsilon, delta)-DP (reported as
         ``info["theorem_steps"]``). Default (None): that T when mu = 0; when mu > 0, the
         smallest T at which the optimization term ``(1 - eta mu)^T G_0`` of the excess-risk
-        bound is at most a tenth of its noise term ``(beta/2) E||z_T||^2`` (G_0 a public bound
+        bound is at most its noise term ``(beta/2) E||z_T||^2`` (G_0 a public bound
         on ``F(w_0) - F*``; :func:`~dperm.algorithms.schedules.gd_output_perturbation_capped_steps`),
         if smaller: the noise is calibrated to the sensitivity of the T actually run.
     radius : float, optional
