@@ -515,18 +515,20 @@ class ERMProblem:
                     F = self._features[start : start + step].astype(block_dtype)
                     H[:k, :k] += F.T @ (F * curv[start : start + step, None].astype(block_dtype))
         else:
-            # B = rows scaled by r_i sqrt(phi''_i), written straight into a block buffer in
-            # the product precision (one pass, no astype copy); B^T B is a symmetric rank-k
+            # B = rows scaled by r_i sqrt(phi''_i), in a block buffer of the product
+            # precision (no n x d temporary; same-dtype operations only); B^T B is a symmetric rank-k
             # update (NumPy calls syrk for A.T @ A) and B^T sqrt(phi'') the intercept border.
             root = np.sqrt(curv)
             weight = root if scale is None else root * scale
             step = max(256, 4 * _BLOCK_ELEMENTS // max(1, k))
             buffer = np.empty((min(step, self.n_samples), k), dtype=block_dtype)
             border = np.zeros(k)
+            weight = weight.astype(block_dtype, copy=False)
             for start in range(0, self.n_samples, step):
                 F = self._features[start : start + step]
                 B = buffer[: F.shape[0]]
-                np.multiply(F, weight[start : start + step, None], out=B, casting="same_kind")
+                B[...] = F  # the block in the product precision (a plain cast, no promotion)
+                B *= weight[start : start + step, None]
                 H[:k, :k] += B.T @ B
                 if self.intercept_scaling:
                     border += B.T @ root[start : start + step].astype(block_dtype)
