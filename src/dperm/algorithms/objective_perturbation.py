@@ -102,12 +102,15 @@ def _solve_perturbed(problem: ERMProblem, ridge: float, linear: np.ndarray, tole
     progress; with the exact Hessian the Newton direction always shrinks it for small
     steps). The Hessian is formed with float32 block products (relative error about 1e-6:
     Newton then contracts the gradient by at least that much a step) and formed again only
-    where a step contracted the gradient by less than ``_REFRESH_CONTRACTION``. Gradients
-    need no objective values (a third of a pass saved at d = 20). float32 data are first
-    driven to float32 accuracy on their own precision (half the memory traffic per pass),
-    then to the tolerance in float64 arithmetic (blocks converted exactly). Large d,
-    custom losses, or a failed Newton run: trust-region Newton-CG and L-BFGS on the float64
-    problem.
+    where a step contracted the gradient by less than ``_REFRESH_CONTRACTION`` or where the
+    kept one would need more than 3 further steps. Gradients need no objective values (a
+    third of a pass saved at d = 20). float32 data are first driven to float32 accuracy on
+    their own precision (half the memory traffic per pass), then to the tolerance on
+    certified float64 gradients (blocks converted exactly). Large d, custom losses, or a
+    failed Newton run: trust-region Newton-CG and L-BFGS on the float64 view.
+
+    Returns (w, residual, iterations) with ``residual`` an upper bound on the exact
+    ``||grad J(w)||`` (computed norm plus its rounding bound, :meth:`_NewtonState.certified_norm`).
     """
     d = problem.n_features
     w = np.zeros(d)
