@@ -176,3 +176,75 @@ def test_input_check_makes_no_temporary_of_x_size():
         Y[5, 3] = bad
         with pytest.raises(ValueError, match=kind):
             check_matrix(Y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float32_product_hessian_is_the_hessian_to_float32_accuracy(dtype):
+    """The Newton directions' Hessian (float32 block products), intercept border and
+    virtual row scales included."""
+    X, y = _data(700, 8, seed=11, dtype=dtype)
+    X[:5] *= 4.0  # rows above the bound: scaled virtually
+    with pytest.warns(DataNormWarning):
+        p = ERMProblem(X, y, "logistic", ("l2", 0.01), data_norm=1.2, intercept_scaling=0.6)
+    w = np.random.default_rng(12).normal(size=9)
+    exact = p.astype(np.float64).hessian(w)
+    fast = p.hessian(w, dtype=np.float32)
+    np.testing.assert_allclose(fast, exact, rtol=0, atol=1e-6 * np.abs(exact).max())
+    np.testing.assert_array_equal(fast, fast.T)
+
+
+def test_gradient_and_hessian_at_one_point_read_the_margins_once(monkeypatch):
+    X, y = _data(300, 5, seed=13)
+    p = ERMProblem(X, y, "logistic", ("l2", 0.01), data_norm=1.5, intercept_scaling=0.5)
+    calls = []
+    original = ERMProblem._matvec
+    monkeypatch.setattr(ERMProblem, "_matvec", lambda self, v, rows=None: calls.append(1) or original(self, v, rows))
+    p.gradient(np.zeros(6))  # X 0 = 0: no pass
+    p.hessian(np.zeros(6))
+    assert calls == []
+    w = np.full(6, 0.3)
+    p.gradient(w)
+    p.hessian(w)
+    p.hessian_vector(w, w)  # its X v is a pass of its own; X w is remembered
+    assert len(calls) == 2
+    np.testing.assert_allclose(p.margins(w), X @ w[:5] + 0.5 * w[5], rtol=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_certified_gradient_bounds_its_rounding_error(dtype, sparse):
+    """The float64 gradient is within the stated bound of the gradient computed in extended
+    precision on the same stored values (row scales and intercept included)."""
+    X, y = _data(3000, 7, seed=14, sparse=sparse, dtype=dtype)
+    X = X.multiply(3.0).tocsr() if sparse else X * dtype(3.0)  # every row above the bound: scaled
+    with pytest.warns(DataNormWarning):
+        p = ERMProblem(X, y, "logistic", ("l2", 0.02), data_norm=1.3, intercept_scaling=0.4)
+    w = np.random.default_rng(15).normal(size=8) * 5
+    grad, bound = p.certified_gradient(w)
+    np.testing.assert_allclose(grad, p.astype(np.float64).gradient(w), rtol=1e-12, atol=1e-15)
+    # extended-precision reference on the rows the model sees
+    rows = np.empty((3000, 8), dtype=np.longdouble)
+    rows[:, :7] = (X.toarray() if sparse else X).astype(np.longdouble) * p._row_scale.astype(np.longdouble)[:, None]
+    rows[:, 7] = np.longdouble(0.4)  # the intercept column in float64 (p.X holds it in the data's dtype)
+    a = rows @ w.astype(np.longdouble)
+    z = np.asarray(y, dtype=np.longdouble) * a
+    slopes = -np.asarray(y, dtype=np.longdouble) / (1 + np.exp(z))
+    reference = rows.T @ slopes / len(y) + np.longdouble(0.02) * w.astype(np.longdouble)
+    error = float(np.linalg.norm((grad.astype(np.longdouble) - reference).astype(np.float64)))
+    assert error <= bound
+    assert bound < 1e-13  # a few hundred units of roundoff of L, not a vacuous bound
+
+
+def test_objective_perturbation_certifies_with_the_rounding_bound(monkeypatch):
+    """The released point's residual includes the rounding bound: a bound above the
+    tolerance makes the fit refuse (nothing released)."""
+    from dperm.algorithms import get
+    from dperm.privacy.budget import PrivacyBudget
+
+    X, y = _data(400, 4, seed=16)
+    p = ERMProblem(X, y, "logistic", ("l2", 0.05))
+    fit = get("objective_perturbation").fit(p, PrivacyBudget(1.0, 1e-6), rng=0)
+    assert fit.hyperparameters["tolerance"] == pytest.approx(max(1e-4 / 400, 64 * 2.0**-53 * 20))
+    monkeypatch.setattr(erm_module, "gradient_rounding_bound", lambda *args: 1.0)
+    with pytest.raises(RuntimeError, match="did not reach the tolerance"):
+        get("objective_perturbation").fit(p, PrivacyBudget(1.0, 1e-6), rng=0)

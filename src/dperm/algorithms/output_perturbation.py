@@ -19,13 +19,14 @@ from ..privacy.mechanisms import vector_mechanism
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
 from ..result import PrivateFit
+from . import schedules
 from ._common import check_step_size, check_steps, initial_point, start
 from .auto import strongly_convex_smooth
 from .registry import AutoRule, check_assumptions, get, register
 
 __all__ = [
     "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
-    "PreparedRelease", "prepare_output_perturbation", "prepare_gd_output_perturbation",
+    "PreparedRelease", "prepare_output_perturbation", "prepare_gd_output_perturbation", "gd_output_perturbation_steps",
 ]
 
 
@@ -199,19 +200,28 @@ def gradient_descent(problem: ERMProblem, step_size: float, steps: int, w0: np.n
     return w
 
 
-def _default_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float) -> int:
-    """T of Zhang, Zheng, Mou, Wang 2017 Theorems 2 and 3 (the Theta with constant 1)."""
+def gd_output_perturbation_steps(problem: ERMProblem, budget: PrivacyBudget, radius: float, step_size: float, w0,
+                                 share: float = schedules.GD_OUTPUT_OPTIMIZATION_SHARE) -> tuple[int, int]:
+    """(default T, the theorem's T) of :func:`gd_output_perturbation`: Zhang, Zheng, Mou,
+    Wang 2017 Theorem 2 or 3 (constant 1), capped for mu > 0 where its bound's
+    optimization term is ``share`` of the noise term
+    (:func:`~dperm.algorithms.schedules.gd_output_perturbation_capped_steps`)."""
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     mu, beta = problem.strong_convexity, problem.smoothness
-    eps = budget.epsilon
-    dim_term = d * d if budget.is_pure else d * math.log(1.0 / budget.delta)
-    if mu > 0:  # Theorem 2
-        ratio = (mu * n * eps * radius) ** 2 / (L * L * dim_term)
-        T = (mu * mu + beta * beta) / (mu * beta) * math.log(max(ratio, math.e))
-    else:  # Theorem 3
-        T = (beta * n * eps * radius) ** 2 / (L * L * dim_term)
-        T = T ** (1.0 / 3.0)
-    return max(1, int(math.ceil(T)))
+    theorem = schedules.gd_output_perturbation_theorem_steps(
+        n=n, d=d, lipschitz=L, strong_convexity=mu, smoothness=beta, epsilon=budget.epsilon,
+        delta=budget.delta, radius=radius)
+    if not mu > 0 or step_size > 1.0 / beta:  # the contraction 1 - eta mu of F - F* needs eta <= 1/beta
+        return theorem, theorem
+    unit = vector_mechanism(budget, 1.0, charge_now=False).noise  # noise per unit of sensitivity
+    per_unit = d * (d + 1) * unit**2 if budget.is_pure else d * unit**2  # E||z||^2 at sensitivity 1
+
+    T = schedules.gd_output_perturbation_capped_steps(
+        theorem_steps=theorem, step_size=step_size, strong_convexity=mu, smoothness=beta,
+        initial_gap=schedules.initial_gap_bound(problem, w0),
+        noise_second_moment=lambda sensitivity: per_unit * sensitivity**2,
+        sensitivity=lambda T: gd_sensitivity(L, n, step_size, T, mu, beta), share=share)
+    return T, theorem
 
 
 @register(
@@ -256,10 +266,15 @@ def gd_output_perturbation(
         needs less noise than line 7's ``4 log(2/delta)`` Gaussian.
     step_size : float, optional
         Default ``1 / (mu + beta)`` (Theorem 2) when mu > 0, else ``1 / beta`` (Theorem 3).
-    steps : int, optional
-        Default T of Theorem 2, ``(mu^2 + beta^2)/(mu beta) log(mu^2 n^2 eps^2 D^2 / (L^2 p))``,
+    steps : int or "theorem", optional
+        "theorem": T of Theorem 2, ``(mu^2 + beta^2)/(mu beta) log(mu^2 n^2 eps^2 D^2 / (L^2 p))``,
         or Theorem 3, ``(beta^2 n^2 eps^2 D^2 / (L^2 p))^(1/3)``, with p = d^2 for
-        epsilon-DP and ``d log(1/delta)`` for (epsilon, delta)-DP.
+        epsilon-DP and ``d log(1/delta)`` for (epsilon, delta)-DP (reported as
+        ``info["theorem_steps"]``). Default (None): that T when mu = 0; when mu > 0, the
+        smallest T at which the optimization term ``(1 - eta mu)^T G_0`` of the excess-risk
+        bound is at most its noise term ``(beta/2) E||z_T||^2`` (G_0 a public bound
+        on ``F(w_0) - F*``; :func:`~dperm.algorithms.schedules.gd_output_perturbation_capped_steps`),
+        if smaller: the noise is calibrated to the sensitivity of the T actually run.
     radius : float, optional
         D, a public bound on ||w_hat|| used only to choose T. Default: the radius of a
         bounded C, else L / mu when mu > 0 (where the minimizer provably lies), else 1.
@@ -299,14 +314,23 @@ def prepare_gd_output_perturbation(
         domain = problem.effective_constraint()
         radius = domain.l2_radius(problem.n_features) if domain is not None else 1.0
     eta = (1.0 / (mu + beta) if mu > 0 else 1.0 / beta) if step_size is None else check_step_size(step_size)
-    T = _default_steps(problem, budget, radius) if steps is None else check_steps("steps", steps)
+    w0 = initial_point(problem, init)
+    capped, theorem = gd_output_perturbation_steps(problem, budget, radius, eta, w0)
+    if steps is None:
+        T = capped
+    elif isinstance(steps, str):
+        if steps != "theorem":
+            raise ValueError(f"steps must be an integer >= 1, 'theorem' or None, got {steps!r}")
+        T = theorem
+    else:
+        T = check_steps("steps", steps)
     sensitivity = gd_sensitivity(L, n, eta, T, mu, beta)
     calibration = vector_mechanism(budget, sensitivity, label="gd_output_perturbation", secure=secure,
                                    dim=problem.n_features)  # before the data is read
 
-    w = gradient_descent(problem, eta, T, initial_point(problem, init))
+    w = gradient_descent(problem, eta, T, w0)
 
-    info = {"paper_sensitivity_convex": 3.0 * L * T * eta / n}
+    info = {"paper_sensitivity_convex": 3.0 * L * T * eta / n, "theorem_steps": theorem}
     if mu > 0 and eta <= 1.0 / (mu + beta) * (1 + 1e-12):
         info["paper_sensitivity_strongly_convex"] = 5.0 * L * (mu + beta) / (n * mu * beta)
     return PreparedRelease(

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem
+from ..problem.erm import ERMProblem, gradient_rounding_bound
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -204,12 +204,22 @@ class DaskERMProblem(ERMProblem):
         value = float(out[-1]) / self.n_samples + self.regularizer.value(w64)
         return value, out[:-1] / self.n_samples + self.regularizer.smooth_gradient(w64)
 
+    def certified_gradient(self, w: np.ndarray) -> tuple[np.ndarray, float]:
+        """The gradient and its rounding-error bound (``ERMProblem.certified_gradient``): each
+        block's ``X_b^T u_b`` is a float64 sum of its rows, the blocks' sums a tree sum."""
+        w64 = self._check_point(w)
+        grad = self.astype(np.float64).gradient(w64)
+        rows = self._features.chunks[0]
+        return grad, gradient_rounding_bound(self, w64, grad, max(rows) + len(rows))
+
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         w64, v64 = self._check_point(w), self._check_point(v)
         out = self._reduce(_chunks.hessian_vector_block, self.n_features, w=w64, v=v64, layout=self._layout)
         return out / self.n_samples + self.regularizer.l2 * v64
 
-    def hessian(self, w: np.ndarray) -> np.ndarray:
+    def hessian(self, w: np.ndarray, dtype=None) -> np.ndarray:
+        # dtype (a faster product precision for Newton directions) is not used: the blocks
+        # are computed in the compute precision on the workers
         d = self.n_features
         out = self._reduce(_chunks.hessian_block, d * d, w=self._check_point(w), layout=self._layout)
         H = out.reshape(d, d) / self.n_samples
