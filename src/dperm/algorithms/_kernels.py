@@ -382,7 +382,7 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, sigma, etas,
 # the exact law of the sum of the k Gaussians (docs/performance.md). ``last[j]`` is the step
 # w[j] is stored at; ``qlow[j]`` the Q value its not yet drawn noise starts from (Q_{k-1}
 # after an update at step k: that step's own noise is drawn with the rest, at the next read).
-_TINY = 1e-200  # |P_t| below this starts a new segment (1 / P^2 must stay finite)
+_TINY = 1e-140  # |P_t| below this starts a new segment (Q sums c^2 / P^2: it must stay finite)
 
 
 @njit(**_JIT)
