@@ -600,3 +600,45 @@ def svrg_steps_csr(indptr, indices, data, y, w, w_snap, v_snap, snap_slopes, row
                 for p in range(starts[b], stops[b]):
                     g[indices[p]] += s * data[p]
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
+
+
+def warmup() -> float:
+    """Compile, or load from numba's disk cache, the kernels of dp_sgd, dp_svrg (and
+    dp_svrg_pp, rrpsgd) for float64 and float32 data, dense and CSR; returns the seconds taken.
+
+    The kernels compile with ``cache=True``: the first process to use a signature compiles
+    it (seconds) and writes the machine code to disk; later processes load it. Running this
+    once after installing (``dperm warmup``, or ``python -m dperm.algorithms._kernels``)
+    moves that compilation out of the first fit. The fits here are on 64 synthetic rows;
+    nothing is kept.
+    """
+    import time
+    import warnings
+
+    import scipy.sparse as sp
+
+    from ..privacy.budget import PrivacyBudget
+    from ..problem.erm import ERMProblem
+    from .sgd import dp_sgd, run_noisy_sgd
+    from .svrg import dp_svrg
+
+    start_time = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((64, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    budget = PrivacyBudget(10.0, 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for data in (X, X.astype(np.float32), sp.csr_matrix(X), sp.csr_matrix(X.astype(np.float32))):
+            problem = ERMProblem(data, y, "logistic", ("l2", 0.1))
+            dp_sgd(problem, budget, rng=0, steps=2)
+            dp_svrg(problem, budget, rng=0, epochs=1, inner_steps=2)
+            if sp.issparse(data):  # the lazy-noise kernel (no projection, last iterate)
+                run_noisy_sgd(problem, np.zeros(3), np.full(2, 0.1), batch_size=8, sampling="poisson", sigma=1.0,
+                              rng=rng, domain=None, average=False)
+    return time.perf_counter() - start_time
+
+
+if __name__ == "__main__":
+    print(f"dperm kernels ready in {warmup():.1f} s")
