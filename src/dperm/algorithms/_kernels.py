@@ -7,7 +7,7 @@ inside the kernel); the kernel only does arithmetic on what it is given.
 
 Every kernel compiles with ``cache=True`` (the machine code is kept next to this file, or
 under ``NUMBA_CACHE_DIR``); :func:`warmup` compiles the signatures the algorithms use, so a
-fresh process loads them from disk instead of compiling them (``python -m dperm.algorithms._kernels``).
+fresh process loads them from disk instead of compiling them (``dperm warmup``).
 """
 
 from __future__ import annotations
@@ -608,8 +608,7 @@ def warmup() -> float:
 
     The kernels compile with ``cache=True``: the first process to use a signature compiles
     it (seconds) and writes the machine code to disk; later processes load it. Running this
-    once after installing (``dperm warmup``, or ``python -m dperm.algorithms._kernels``)
-    moves that compilation out of the first fit. The fits here are on 64 synthetic rows;
+    once after installing (``dperm warmup``) moves that compilation out of the first fit. The fits here are on 64 synthetic rows;
     nothing is kept.
     """
     import time
@@ -639,6 +638,3 @@ def warmup() -> float:
                               rng=rng, domain=None, average=False)
     return time.perf_counter() - start_time
 
-
-if __name__ == "__main__":
-    print(f"dperm kernels ready in {warmup():.1f} s")
