@@ -29,7 +29,7 @@ def _batches(n, K, b, seed=1):
 
 def _dense_csr_run(X, y, w0, rows, counts, noise, sigma, etas, denom, l2, grid=0.0):
     w = w0.copy()
-    _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, y, w, rows, counts, noise, sigma, etas, denom, SQUARED, 0.0,
+    _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, y, w, rows, counts, sigma * noise, etas, denom, SQUARED, 0.0,
                            l2, 0.0, 0, 0.0, np.zeros(len(w)), grid)
     return w
 
@@ -52,7 +52,7 @@ def test_grid_zero_is_the_plain_step_and_grid_rounds_the_sum_before_the_noise(sp
 
     def step(grid_value):
         w = w0.copy()
-        args = (y, w, rows, counts, noise, sigma, np.array([eta]), denom, SQUARED, 0.0, 0.0, 0.0, 0, 0.0, np.zeros(6),
+        args = (y, w, rows, counts, sigma * noise, np.array([eta]), denom, SQUARED, 0.0, 0.0, 0.0, 0, 0.0, np.zeros(6),
                 grid_value)
         if sparse:
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)

@@ -255,33 +255,32 @@ def _slopes(code, param, y, rows, k, m, slopes):
 
 
 @njit(**_JIT)
-def _start_sum(noise, k, sigma, grid, g):
-    """The gradient sum ``g`` of step k starts from the step's noise ``sigma * noise[k]``
+def _start_sum(noise, k, grid, g):
+    """The gradient sum ``g`` of step k starts from the step's noise ``noise[k]``
     (``grid == 0``), or from 0 when the sum is to be rounded before the noise is added."""
     if grid > 0.0:
         g[:] = 0.0
     else:
         for j in range(g.shape[0]):
-            g[j] = noise[k, j] * sigma
+            g[j] = noise[k, j]
 
 
 @njit(**_JIT)
-def _round_then_add_noise(noise, k, sigma, grid, g):
+def _round_then_add_noise(noise, k, grid, g):
     """With ``grid > 0``: round every coordinate of the batch sum ``g`` to the nearest
-    multiple of ``grid`` (ties to even), then add the step's noise ``sigma * noise[k]``."""
+    multiple of ``grid`` (ties to even), then add the step's noise ``noise[k]``."""
     if grid > 0.0:
         for j in range(g.shape[0]):
-            g[j] = np.rint(g[j] / grid) * grid + noise[k, j] * sigma
+            g[j] = np.rint(g[j] / grid) * grid + noise[k, j]
 
 
 @njit(**_JIT)
-def sgd_steps_dense(X, y, w, rows, counts, noise, sigma, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum,
-                    grid):
+def sgd_steps_dense(X, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum, grid):
     """Run ``len(etas)`` noisy (proximal, projected) SGD steps in place on ``w``.
 
     Step k: s = sum_{i in batch} phi'(<w, x_i>, y_i) x_i, rounded coordinate-wise to the
     nearest multiple of ``grid`` when ``grid > 0`` (0: no rounding);
-    g = (s + sigma * noise[k]) / denom (``noise`` holds standard normals);
+    g = (s + noise[k]) / denom (``noise`` holds the steps' pre-drawn noise vectors);
     w <- Pi_C(prox_{eta l1}(w - eta_k (g + l2 w))). ``w_sum`` accumulates the iterates.
     The batch is processed in three sweeps (all margins, all phi', then the scatter):
     the independent row loads of a sweep overlap in the memory system, which a
@@ -306,14 +305,14 @@ def sgd_steps_dense(X, y, w, rows, counts, noise, sigma, etas, denom, code, para
                 a += X[i, j] * w[j]
             slopes[b] = a
         _slopes(code, param, y, rows, k, m, slopes)
-        _start_sum(noise, k, sigma, grid, g)
+        _start_sum(noise, k, grid, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
                 i = rows[k, b]
                 for j in range(d):
                     g[j] += s * X[i, j]
-        _round_then_add_noise(noise, k, sigma, grid, g)
+        _round_then_add_noise(noise, k, grid, g)
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
 
 
@@ -347,7 +346,7 @@ def _csr_margins(indices, data, w, m, starts, stops, slopes):
 
 
 @njit(**_JIT)
-def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, sigma, etas, denom, code, param, l2, l1, proj_kind,
+def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, etas, denom, code, param, l2, l1, proj_kind,
                   proj_radius, w_sum, grid):
     """:func:`sgd_steps_dense` for a CSR matrix given by (indptr, indices, data), with
     dense noise (every coordinate gets its normal at every step): the path for a
@@ -364,13 +363,13 @@ def sgd_steps_csr(indptr, indices, data, y, w, rows, counts, noise, sigma, etas,
         _row_ranges(indptr, rows, k, m, starts, stops)
         _csr_margins(indices, data, w, m, starts, stops, slopes)
         _slopes(code, param, y, rows, k, m, slopes)
-        _start_sum(noise, k, sigma, grid, g)
+        _start_sum(noise, k, grid, g)
         for b in range(m):
             s = slopes[b]
             if s != 0.0:
                 for p in range(starts[b], stops[b]):
                     g[indices[p]] += s * data[p]
-        _round_then_add_noise(noise, k, sigma, grid, g)
+        _round_then_add_noise(noise, k, grid, g)
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
 
 

@@ -74,7 +74,7 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     if not csr and gather is None:
         X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
     lazy = csr and gather is None and not average and proj_kind == _kernels.PROJ_NONE and reg.l1 == 0.0 and sigma > 0
-    normals = None  # one buffer of standard normals reused by every block (scaled by sigma in the kernel)
+    normals = None  # one noise buffer reused by every block (a new K x d array per block cost page faults)
     for start_at in range(0, total, _BLOCK):
         if schedule is None:
             etas = table[start_at : start_at + _BLOCK]
@@ -99,12 +99,13 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
             normals = np.zeros((K, d))
         noise = normals[:K]
         if sigma > 0:
-            rng.standard_normal(out=noise)  # the stream of rng.normal(0, sigma, (K, d)); sigma is applied in the kernel
+            rng.standard_normal(out=noise)  # sigma * these are the values rng.normal(0, sigma, (K, d)) drew
+            noise *= sigma
         if gather is not None:
             X, y, rows = gather(rows, counts)
             csr = sp.issparse(X)
-        args = (y, w, rows, counts, noise, float(sigma), etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind,
-                proj_radius, w_sum, grid)
+        args = (y, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius,
+                w_sum, grid)
         if csr:
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)
         else:
