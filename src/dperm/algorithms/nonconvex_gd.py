@@ -509,8 +509,7 @@ def rrpsgd(
     for lo in range(0, R, _CHUNK):
         hi = min(R, lo + _CHUNK)
         chunk = np.full(hi - lo, eta) if etas is None else etas[lo:hi]
-        w, _ = run_noisy_sgd(problem, w, chunk, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain,
-                             average=False)
+        w, _ = run_noisy_sgd(problem, w, chunk, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain)
     w_R = w
     return PrivateFit(
         coef=w_R,
