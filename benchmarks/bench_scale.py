@@ -5,7 +5,12 @@ Run by hand (never in CI), for example::
     python benchmarks/bench_scale.py --n 1e4 1e5 1e6 --d 20 100 --formats dense64 dense32 \
         --methods default objective_perturbation sklearn_lbfgs --threads 1 --out /tmp/scale.json
 
-Every (method, format, n, d) runs in a fresh subprocess of its own, so its figures are
+Sparse rows of issue 14 (CSR, n = 1e6, d = 1e4, 10 non-zeros a row; dp_sgd and dp_svrg)::
+
+    python benchmarks/bench_scale.py --n 1e6 --d 10000 --formats csr --nnz 10 \
+        --methods dp_sgd dp_svrg sklearn_lbfgs --timeout 900
+
+(``--preset sparse`` runs exactly these). Every (method, format, n, d) runs in a fresh subprocess of its own, so its figures are
 not disturbed by the runs before it:
 
 * ``seconds``: wall time of ``fit`` alone (the data are generated before the clock starts;
@@ -222,7 +227,13 @@ def main(argv=None):
                              "method once per tree (interleaved, same load), reported as METHOD@LABEL")
     parser.add_argument("--diffprivlib-python", default=None)
     parser.add_argument("--out", help="append every run as a JSON line to this file")
+    parser.add_argument("--preset", choices=["sparse"],
+                        help="sparse: CSR n = 1e6, d = 1e4, 10 non-zeros a row, dp_sgd, dp_svrg and scikit-learn "
+                             "(replaces --n, --d, --formats, --nnz and --methods)")
     args = parser.parse_args(argv)
+    if args.preset == "sparse":
+        args.n, args.d, args.formats, args.nnz = [1e6], [10_000], ["csr"], 10
+        args.methods = ["dp_sgd", "dp_svrg", "sklearn_lbfgs"]
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return

@@ -724,10 +724,22 @@ def build_parser() -> argparse.ArgumentParser:
     table3.add_argument("--out", default="table3_output", help="folder for runs.csv, table3.md and the plots")
     table3.set_defaults(func=cmd_bench_table3)
 
+    warm = _sub(sub, "warmup", "compile the stochastic algorithms' kernels once (run after installing)",
+                "Compile dp_sgd's and dp_svrg's numba kernels, or load them from numba's disk cache, so "
+                "that the first fit of a new process does not compile them (seconds per kernel).")
+    warm.set_defaults(func=cmd_warmup)
+
     algorithms = _sub(sub, "algorithms", "list the algorithm catalogue, or describe one algorithm")
     algorithms.add_argument("name", nargs="?", default=None, help="an algorithm to describe (default: list all)")
     algorithms.set_defaults(func=cmd_algorithms)
     return parser
+
+
+def cmd_warmup(args) -> int:
+    from .algorithms._kernels import warmup
+
+    print(f"dperm: kernels ready in {warmup():.1f} s")
+    return 0
 
 
 def _one_line(error: BaseException) -> str:

@@ -31,7 +31,7 @@ _BLOCK = 512  # steps per compiled call: bounds the memory of the pre-drawn rand
 
 
 def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampling: str, sigma: float, rng, domain,
-                  steps: int | None = None):
+                  steps: int | None = None, average: bool = True, grid: float = 0.0):
     """Noisy (proximal, projected) SGD; returns (last iterate, average iterate).
 
     Step t: batch B_t (fixed size ``batch_size`` without replacement, or Poisson with
@@ -39,7 +39,16 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     with b the (expected) batch size, then ``w <- Pi_C(prox(w - eta_t (g_t + l2 w)))``.
     ``step_sizes``: an array of eta_t, or a function of the float array of step numbers
     t (1-based) with ``steps`` given, evaluated one block at a time (at the paper's T = n^2
-    ~ 1e9 an array of step sizes would take 8.5 GB).
+    ~ 1e9 an array of step sizes would take 8.5 GB). ``grid > 0`` rounds every batch sum
+    to the nearest multiple of ``grid``, coordinate-wise, before the noise is added.
+
+    ``average=False`` (the average iterate is then returned as None) lets sparse data
+    without a projection or an l1 term take the lazy-noise kernel
+    (:func:`_kernels.sgd_steps_csr_lazy`): a coordinate gets its accumulated Gaussian
+    when it is next read instead of a normal at every step, the same law as the dense
+    noise (so a seeded run draws a different stream than the dense kernel would). A
+    projection needs the norm of the whole iterate, noise included, at every step, so
+    with one the noise stays dense.
     """
     X, y = problem.X, problem.y
     weights = _kernels.weights_of(problem)
@@ -47,6 +56,9 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     code, param = _kernels.loss_code(problem.loss)
     proj_kind, proj_radius = projection_of(domain)
     reg = problem.regularizer
+    grid = float(grid)
+    if not (math.isfinite(grid) and grid >= 0.0):
+        raise ValueError(f"grid must be a finite number >= 0, got {grid!r}")
     w = np.array(w0, dtype=np.float64)
     w_sum = np.zeros(d)
     marker = np.zeros(n, dtype=np.int8)
@@ -62,6 +74,8 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     csr = sp.issparse(X)
     if not csr and gather is None:
         X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
+    lazy = csr and gather is None and not average and proj_kind == _kernels.PROJ_NONE and reg.l1 == 0.0 and sigma > 0
+    normals = None  # one noise buffer reused by every block (a new K x d array per block cost page faults)
     for start_at in range(0, total, _BLOCK):
         if schedule is None:
             etas = table[start_at : start_at + _BLOCK]
@@ -77,16 +91,28 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
         uniforms = rng.random((K, width))
         rows = np.zeros((K, width), dtype=np.int64)
         _kernels.sample_batches(n, counts, uniforms, rows, marker)
-        noise = rng.normal(0.0, sigma, size=(K, d)) if sigma > 0 else np.zeros((K, d))
+        if lazy:
+            needed = int(_kernels.lazy_normals_needed(X.indptr, rows, counts, etas, reg.l2, d))
+            _kernels.sgd_steps_csr_lazy(X.indptr, X.indices, X.data, y, weights, w, rows, counts,
+                                        rng.standard_normal(needed), sigma, etas, float(batch_size), code, param,
+                                        reg.l2, grid)
+            continue
+        if normals is None or normals.shape[0] < K:
+            normals = np.zeros((K, d))
+        noise = normals[:K]
+        if sigma > 0:
+            rng.standard_normal(out=noise)  # sigma * these are the values rng.normal(0, sigma, (K, d)) drew
+            noise *= sigma
         if gather is not None:
             X, y, rows = gather(rows, counts)
             csr = sp.issparse(X)
-        args = (y, weights, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum)
+        args = (y, weights, w, rows, counts, noise, etas, float(batch_size), code, param, reg.l2, reg.l1, proj_kind,
+                proj_radius, w_sum, grid)
         if csr:
             _kernels.sgd_steps_csr(X.indptr, X.indices, X.data, *args)
         else:
             _kernels.sgd_steps_dense(X, *args)
-    return w, w_sum / max(1, total)
+    return w, (w_sum / max(1, total) if average else None)
 
 
 @register(
@@ -192,7 +218,7 @@ def dp_sgd(
 
     w0 = initial_point(problem, init)
     w_last, w_avg = run_noisy_sgd(problem, w0, etas, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain,
-                                  steps=T)
+                                  steps=T, average=output == "average")
     return PrivateFit(
         coef=w_last if output == "last" else w_avg,
         privacy_spent=calibration.spent,

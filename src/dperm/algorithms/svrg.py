@@ -248,6 +248,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     diff_cap = 2.0 * L
     diff_smoothness = problem.constants.loss_smoothness  # beta_phi R^2
     marker = np.zeros(n, dtype=np.int8)
+    block_normals = np.empty((min(_BLOCK, max(epoch_lengths)), d))  # reused by every block
 
     w_snap = initial_point(problem, init)
     w = w_snap.copy()
@@ -267,7 +268,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             width = max(1, int(counts.max()))
             rows = np.zeros((K, width), dtype=np.int64)
             _kernels.sample_batches(n, counts, rng.random((K, width)), rows, marker)
-            normals = rng.standard_normal((K, d))
+            normals = rng.standard_normal(out=block_normals[:K])
             etas = np.full(K, step_size)
             if gather is not None:
                 X, y, rows, snap_slopes = gather(rows, counts, w_snap)
