@@ -41,26 +41,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import softmax
 
-from .._validation import check_matrix, check_positive
+from .._validation import check_matrix, check_positive, check_sample_weight
 from .constraints import Constraint, make_constraint
 from .erm import ERMProblem, ProblemConstants, clip_rows
 from .regularizers import Regularizer, make_regularizer
 
 __all__ = ["MultinomialLogistic", "MultinomialProblem"]
-
-
-def _check_weights(sample_weight, n: int) -> np.ndarray | None:
-    """Weights as a float64 vector of length n in [0, 1], or None; errors quote no value
-    (weights are data)."""
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > 1):
-        raise ValueError("sample_weight must be finite and in [0, 1]: a weight outside it would change one "
-                         "record's influence beyond the declared bounds the privacy guarantee rests on")
-    return w
 
 
 class MultinomialLogistic:
@@ -187,7 +173,7 @@ class MultinomialProblem:
         self.data_norm = check_positive("data_norm", data_norm)
         X = check_matrix(X, min_rows=2)
         self.y = self._check_labels(y, X.shape[0])
-        self.sample_weight = _check_weights(sample_weight, X.shape[0])
+        self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
         ERMProblem._set_intercept(self, intercept_scaling)
         X, self.n_clipped = clip_rows(X, self.feature_norm)
         X = X.astype(np.float64)
