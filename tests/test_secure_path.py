@@ -172,3 +172,35 @@ def test_objective_perturbation_secure_path(monkeypatch):
     assert coupling.delta == pytest.approx((1 + math.e) * 2 * PERTURBATION_TAIL + 2 * TAU_PER_RELEASE, rel=1e-6)
     assert epsilon(fit.event, 1e-5) <= 1.0 and fit.privacy_spent.epsilon <= 1.0
     assert not seeded.event.events[1].secure and len(seeded.event.events) == 2
+
+
+def test_unseeded_dp_sgd_releases_every_batch_sum_on_the_grid_with_exact_noise(monkeypatch):
+    from dperm.algorithms import _kernels, sgd
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.privacy.secure_release import TAU_PER_RELEASE, secure_gaussian_parameters
+    from dperm.problem.erm import ERMProblem
+
+    X, y = data("logistic", n=300)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    calls = []
+    dense = _kernels.sgd_steps_dense
+
+    def spy(X, *args):
+        calls.append((args[5].copy(), args[-1]))  # the steps' noise, grid
+        return dense(X, *args)
+
+    monkeypatch.setattr(_kernels, "sgd_steps_dense", spy)
+    fit = sgd.dp_sgd(problem, PrivacyBudget(1.0, 1e-5), rng=None, steps=40)
+    release = fit.event.event.event
+    assert release.secure and fit.privacy_spent.epsilon <= 1.0
+    params = secure_gaussian_parameters(release.sigma, release.sensitivity, problem.n_features)
+    assert calls and all(grid == params.grid for _, grid in calls)
+    for noise, _ in calls:  # exact multiples of the power-of-two grid: g K with K integer
+        units = noise / params.grid
+        np.testing.assert_array_equal(units, np.round(units))
+    # accounted: the rounding's effective sensitivity and the sampler's slack per step
+    plain = sgd.sgd_event(release.sigma, release.sensitivity, 300, fit.hyperparameters["batch_size"], 40, "poisson")
+    assert epsilon(fit.event, 1e-5) > epsilon(plain, 1e-5)
+    assert epsilon(fit.event, 1e-5) <= epsilon(plain, 1e-5 * (1 - 1e-9)) * (1 + 1e-3) + 2 * 40 * TAU_PER_RELEASE
+    seeded = sgd.dp_sgd(problem, PrivacyBudget(1.0, 1e-5), rng=3, steps=40)
+    assert not seeded.event.event.event.secure and calls[-1][1] == 0.0

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ..privacy.budget import PrivacyBudget
 from ..privacy import events as ev
-from ..privacy.mechanisms import calibrate_and_charge
+from ..privacy.mechanisms import calibrate_and_charge, secure_randomness
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
@@ -31,7 +31,7 @@ _BLOCK = 512  # steps per compiled call: bounds the memory of the pre-drawn rand
 
 
 def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampling: str, sigma: float, rng, domain,
-                  steps: int | None = None, average: bool = True, grid: float = 0.0):
+                  steps: int | None = None, average: bool = True, grid: float = 0.0, secure_noise=None):
     """Noisy (proximal, projected) SGD; returns (last iterate, average iterate).
 
     Step t: batch B_t (fixed size ``batch_size`` without replacement, or Poisson with
@@ -49,7 +49,19 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     noise (so a seeded run draws a different stream than the dense kernel would). A
     projection needs the norm of the whole iterate, noise included, at every step, so
     with one the noise stays dense.
+
+    ``secure_noise`` (a :class:`~dperm.privacy.secure_release.SecureGaussianParameters`):
+    the floating-point-safe path; each step's batch sum q is released as
+    ``g (round(q / g) + K)`` with K iid exact discrete Gaussians from the operating system
+    (:func:`~dperm.privacy.fast_sampling.fast_discrete_gaussian`), exactly the release of
+    :func:`~dperm.privacy.secure_release.secure_gaussian_release` (``grid`` and ``sigma``
+    are then taken from it; the batches still come from ``rng``).
     """
+    if secure_noise is not None:
+        from ..privacy.exact_sampling import SecureRandom
+        from ..privacy.fast_sampling import fast_discrete_gaussian
+
+        grid, source = secure_noise.grid, SecureRandom()
     X, y = problem.X, problem.y
     weights = _kernels.weights_of(problem)
     n, d = problem.n_samples, problem.n_features
@@ -74,7 +86,8 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
     csr = sp.issparse(X)
     if not csr and gather is None:
         X = np.ascontiguousarray(X)  # float32 or float64: numba specializes on either
-    lazy = csr and gather is None and not average and proj_kind == _kernels.PROJ_NONE and reg.l1 == 0.0 and sigma > 0
+    lazy = (csr and gather is None and not average and proj_kind == _kernels.PROJ_NONE and reg.l1 == 0.0 and sigma > 0
+            and secure_noise is None)
     normals = None  # one noise buffer reused by every block (a new K x d array per block cost page faults)
     for start_at in range(0, total, _BLOCK):
         if schedule is None:
@@ -100,7 +113,10 @@ def run_noisy_sgd(problem: ERMProblem, w0, step_sizes, *, batch_size: int, sampl
         if normals is None or normals.shape[0] < K:
             normals = np.zeros((K, d))
         noise = normals[:K]
-        if sigma > 0:
+        if secure_noise is not None:  # g K, exact: K integer, g a power of two
+            noise[...] = fast_discrete_gaussian(source, secure_noise.noise_multiple, K * d).reshape(K, d)
+            noise *= secure_noise.grid
+        elif sigma > 0:
             rng.standard_normal(out=noise)  # sigma * these are the values rng.normal(0, sigma, (K, d)) drew
             noise *= sigma
         if gather is not None:
@@ -180,6 +196,7 @@ def dp_sgd(
     Bassily, Smith, Thakurta. Private empirical risk minimization: efficient algorithms
     and tight error bounds. FOCS 2014, Algorithm 1, Theorems 2.1 and 2.4.
     """
+    secure = secure_randomness(rng)
     rng = start("dp_sgd", problem, budget, rng)
     if sampling not in ("without_replacement", "poisson"):
         raise ValueError(f"sampling must be 'without_replacement' or 'poisson', got {sampling!r}")
@@ -191,8 +208,15 @@ def dp_sgd(
         raise ValueError(f"batch_size {b} exceeds the number of rows {n}")
     T = (sgd_default_schedule(n)[1] if batch_size is None else max(1, math.ceil(n * n / (b * b)))) \
         if steps is None else check_steps("steps", steps)
-    calibration = calibrate_and_charge(lambda x: sgd_event(x, 2.0 * L, n, b, T, sampling), budget, "dp_sgd")
+    calibration = calibrate_and_charge(lambda x: sgd_event(x, 2.0 * L, n, b, T, sampling, secure=secure), budget,
+                                       "dp_sgd")
     sigma = calibration.noise
+    if secure:  # exact discrete noise on a grid (os.urandom); the batches from NumPy seeded by OS entropy (rng)
+        from ..privacy.secure_release import secure_gaussian_parameters
+
+        secure_noise = secure_gaussian_parameters(sigma, 2.0 * L, d)
+    else:
+        secure_noise = None
 
     domain = problem.effective_constraint()
     R = domain.l2_radius(d)
@@ -218,7 +242,7 @@ def dp_sgd(
 
     w0 = initial_point(problem, init)
     w_last, w_avg = run_noisy_sgd(problem, w0, etas, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain,
-                                  steps=T, average=output == "average")
+                                  steps=T, average=output == "average", secure_noise=secure_noise)
     return PrivateFit(
         coef=w_last if output == "last" else w_avg,
         privacy_spent=calibration.spent,
@@ -228,7 +252,9 @@ def dp_sgd(
     )
 
 
-def sgd_event(sigma: float, sensitivity: float, n: int, batch_size: int, steps: int, sampling: str):
+def sgd_event(sigma: float, sensitivity: float, n: int, batch_size: int, steps: int, sampling: str, *,
+              secure: bool = False):
     """The event of T noisy batch-sum releases: Poisson sampling with rate b/n, or uniform
-    fixed-size batches of b rows without replacement."""
-    return ev.sampled_releases(ev.gaussian_release(sigma, sensitivity), n, batch_size, steps, sampling)
+    fixed-size batches of b rows without replacement (``secure``: each release by the
+    floating-point-safe sampler, accounted at the rounding's effective sensitivity)."""
+    return ev.sampled_releases(ev.gaussian_release(sigma, sensitivity, secure=secure), n, batch_size, steps, sampling)

@@ -116,6 +116,10 @@ def _flatten(event, flat: _Flat, count: int) -> None:
             flat.gaussian_mu2 += count / (ratio * ratio)
         else:
             flat.sampled.append((ratio, count, q))
+        if getattr(event.event, "secure", False):
+            # each sampled secure release is within e^(+-tau) of the continuous one (the
+            # subsampled mixture too): the same slack per release as a full-batch one
+            flat.secure_releases += count
     elif isinstance(event, (ev.L2LaplaceRelease, ev.SecureLaplaceRelease, ev.DiscreteLaplaceRelease)):
         flat.pure.append((event.epsilon, count, False))
     elif isinstance(event, ev.ExponentialMechanismRelease):
