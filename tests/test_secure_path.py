@@ -204,3 +204,22 @@ def test_unseeded_dp_sgd_releases_every_batch_sum_on_the_grid_with_exact_noise(m
     assert epsilon(fit.event, 1e-5) <= epsilon(plain, 1e-5 * (1 - 1e-9)) * (1 + 1e-3) + 2 * 40 * TAU_PER_RELEASE
     seeded = sgd.dp_sgd(problem, PrivacyBudget(1.0, 1e-5), rng=3, steps=40)
     assert not seeded.event.event.event.secure and calls[-1][1] == 0.0
+
+
+def test_unseeded_rrpsgd_takes_the_same_secure_batch_releases(monkeypatch):
+    from dperm.algorithms import _kernels
+    from dperm.algorithms.nonconvex_gd import rrpsgd
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.privacy.secure_release import secure_gaussian_parameters
+    from dperm.problem.erm import ERMProblem
+
+    X, y = data("logistic", n=300)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.1))
+    grids = []
+    dense = _kernels.sgd_steps_dense
+    monkeypatch.setattr(_kernels, "sgd_steps_dense", lambda X, *args: (grids.append(args[-1]), dense(X, *args))[1])
+    fit = rrpsgd(problem, PrivacyBudget(1.0, 1e-4), rng=None, max_steps=60)
+    release = fit.event.event.event
+    assert release.secure and fit.privacy_spent.epsilon <= 1.0
+    params = secure_gaussian_parameters(release.sigma, release.sensitivity, problem.n_features)
+    assert set(grids) == {params.grid}

@@ -45,7 +45,7 @@ from ..result import PrivateFit
 from ._common import check_step_size, check_steps, initial_point, start
 from .registry import AutoRule, AssumptionError, register
 from .sgd import _BLOCK as _SGD_BLOCK
-from .sgd import run_noisy_sgd
+from .sgd import run_noisy_sgd, sgd_event
 
 __all__ = [
     "dp_gd",
@@ -458,6 +458,7 @@ def rrpsgd(
     IJCAI 2017, Algorithm 2, Theorems 4-5. Ghadimi, Lan. Stochastic first- and
     zeroth-order methods for nonconvex stochastic programming. SIAM J. Optim. 2013.
     """
+    secure = secure_randomness(rng)
     rng = start("rrpsgd", problem, budget, rng)
     if schedule not in ("minibatch", "paper"):
         raise ValueError(f"schedule must be 'minibatch' or 'paper', got {schedule!r}")
@@ -494,8 +495,13 @@ def rrpsgd(
             raise ValueError(f"a step-size array must have shape (T_max,) = ({T_max},), got {etas.shape}")
         probabilities = random_round_distribution(etas, beta)
 
-    calibration = calibrate_and_charge(_sgd_steps_event(n, b, sampling, 2.0 * L, T_max), budget, "rrpsgd")
+    calibration = calibrate_and_charge(_sgd_steps_event(n, b, sampling, 2.0 * L, T_max, secure), budget, "rrpsgd")
     sigma = calibration.noise
+    secure_noise = None
+    if secure:  # each batch sum a grid release with exact discrete noise (os.urandom)
+        from ..privacy.secure_release import secure_gaussian_parameters
+
+        secure_noise = secure_gaussian_parameters(sigma, 2.0 * L, d)
     if isinstance(step_size, str):  # "theorem": Theorem 5's constant step
         s = math.sqrt(4.0 * L * L / b + d * (sigma / b) ** 2)
         d_f = math.sqrt(2.0 * initial_gap / beta)
@@ -513,7 +519,8 @@ def rrpsgd(
     for lo in range(0, R, _CHUNK):
         hi = min(R, lo + _CHUNK)
         chunk = np.full(hi - lo, eta) if etas is None else etas[lo:hi]
-        w, _ = run_noisy_sgd(problem, w, chunk, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain)
+        w, _ = run_noisy_sgd(problem, w, chunk, batch_size=b, sampling=sampling, sigma=sigma, rng=rng, domain=domain,
+                             secure_noise=secure_noise)
     w_R = w
     return PrivateFit(
         coef=w_R,
@@ -526,11 +533,12 @@ def rrpsgd(
     )
 
 
-def _sgd_steps_event(n: int, batch_size: int, sampling: str, sensitivity: float, steps: int):
+def _sgd_steps_event(n: int, batch_size: int, sampling: str, sensitivity: float, steps: int, secure: bool = False):
     """x -> the event of ``steps`` releases of a batch sum (replace-one ``sensitivity``)
-    plus ``N(0, x^2 I)``, the batch drawn by ``sampling`` from n rows."""
+    plus ``N(0, x^2 I)``, the batch drawn by ``sampling`` from n rows (``secure``: by the
+    floating-point-safe sampler, :func:`dperm.algorithms.sgd.run_noisy_sgd`)."""
     def make(x):
-        return ev.sampled_releases(ev.gaussian_release(x, sensitivity), n, batch_size, steps, sampling)
+        return sgd_event(x, sensitivity, n, batch_size, steps, sampling, secure=secure)
 
     return make
 
