@@ -223,3 +223,30 @@ def test_unseeded_rrpsgd_takes_the_same_secure_batch_releases(monkeypatch):
     assert release.secure and fit.privacy_spent.epsilon <= 1.0
     params = secure_gaussian_parameters(release.sigma, release.sensitivity, problem.n_features)
     assert set(grids) == {params.grid}
+
+
+@pytest.mark.parametrize("name, constraint, delta", [
+    ("exponential_mechanism", ("l2_ball", 1.0), 0.0),
+    ("localization", ("l2_ball", 1.0), 0.0),
+    ("dp_fw_l1", ("l1_ball", 1.0), 1e-5),
+])
+def test_exponential_mechanism_draws_take_the_exact_sampler_without_a_seed(name, constraint, delta, monkeypatch):
+    from dperm.algorithms import registry
+    from dperm.privacy import noise, secure_release
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.problem.erm import ERMProblem
+
+    X, y = data("logistic", n=200)
+    problem = ERMProblem(X[:, :2] / np.maximum(1, np.linalg.norm(X[:, :2], axis=1, keepdims=True)), y, "logistic",
+                         ("l2", 0.1) if name != "dp_fw_l1" else None, constraint)
+    used = []
+    exact, gumbel = secure_release.secure_exponential_mechanism, noise.exponential_mechanism
+    monkeypatch.setattr(secure_release, "secure_exponential_mechanism",
+                        lambda *a, **k: (used.append("exact"), exact(*a, **k))[1])
+    monkeypatch.setattr(noise, "exponential_mechanism", lambda *a, **k: (used.append("gumbel"), gumbel(*a, **k))[1])
+    fit_kwargs = {"steps": 5} if name == "dp_fw_l1" else {}
+    registry.get(name).fit(problem, PrivacyBudget(1.0, delta), rng=None, **fit_kwargs)
+    assert used and set(used) == {"exact"}
+    used.clear()
+    registry.get(name).fit(problem, PrivacyBudget(1.0, delta), rng=4, **fit_kwargs)
+    assert used and set(used) == {"gumbel"}

@@ -29,8 +29,7 @@ from scipy import stats
 from ..privacy.budget import PrivacyBudget
 from ..privacy import events as ev
 from ..privacy.accountant import epsilon as certified_epsilon
-from ..privacy.mechanisms import calibrate_and_charge
-from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
+from ..privacy.mechanisms import calibrate_and_charge, exponential_select, secure_randomness
 from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
@@ -144,12 +143,12 @@ def _largest_dimension(radius: float, alpha_of_d, max_points: float) -> int:
     return d
 
 
-def _sample_net(problem, budget_epsilon, net, centre, rng):
+def _sample_net(problem, budget_epsilon, net, centre, rng, secure: bool):
     L = problem.lipschitz
     reach = float(np.max(np.linalg.norm(net - centre, axis=1)))
     sensitivity = 2.0 * L * reach
     scores = -problem.n_samples * _objectives(problem, net)
-    index = gumbel_exponential_mechanism(rng, scores, budget_epsilon, sensitivity) if sensitivity > 0 else 0
+    index = exponential_select(rng, scores, budget_epsilon, sensitivity, secure=secure) if sensitivity > 0 else 0
     return net[index], sensitivity
 
 
@@ -209,6 +208,7 @@ def exponential_mechanism(
     Bassily, Smith, Thakurta 2014, Algorithm 2 and Theorems 3.1-3.2;
     McSherry & Talwar 2007.
     """
+    secure = secure_randomness(rng)
     rng = start("exponential_mechanism", problem, budget, rng)
     n, d = problem.n_samples, problem.n_features
     domain = problem.effective_constraint()
@@ -220,7 +220,7 @@ def exponential_mechanism(
     centre = np.zeros(d)
     net = grid_net(domain, centre, radius, alpha)
     calibration = _draw_parameter(len(net), budget, "exponential_mechanism")
-    w, score_sensitivity = _sample_net(problem, 1.0 / calibration.noise, net, centre, rng)
+    w, score_sensitivity = _sample_net(problem, 1.0 / calibration.noise, net, centre, rng, secure)
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
         privacy_spent=calibration.spent,
@@ -283,12 +283,14 @@ def localization(
     """
     from .output_perturbation import output_perturbation
 
+    secure = secure_randomness(rng)
     rng = start("localization", problem, budget, rng)
     n, d = problem.n_samples, problem.n_features
     failure = 1.0 / n if failure_probability is None else float(failure_probability)
     if not 0.0 < failure < 1.0:
         raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability}")
     half = budget.scale(0.5)
+    # the NumPy L2-Laplace path even when unseeded: the radius below is that law's Gamma tail
     first = output_perturbation(problem, half, rng=rng)
     w0 = first.coef
     localization_release = first.event  # one L2-Laplace release (delta = 0)
@@ -299,7 +301,7 @@ def localization(
     _check_net(radius, alpha, d, max_points, n, half.epsilon, lambda k: 2.0 * radius)
     net = grid_net(problem.constraint, w0, radius, alpha)  # built from w0: post-processing
     second = _draw_parameter(len(net), half, "localization")
-    w, score_sensitivity = _sample_net(problem, 1.0 / second.noise, net, w0, rng)
+    w, score_sensitivity = _sample_net(problem, 1.0 / second.noise, net, w0, rng, secure)
     event = ev.composed([first.event, second.event])
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),

@@ -39,8 +39,7 @@ from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import calibrate_and_charge, release, secure_randomness, vector_mechanism
-from ..privacy.noise import exponential_mechanism as gumbel_exponential_mechanism
+from ..privacy.mechanisms import calibrate_and_charge, exponential_select, release, secure_randomness, vector_mechanism
 from ..problem.constraints import L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
@@ -500,6 +499,7 @@ def dp_fw_l1(
     """
     source = "Wang, Chen, Xu 2019, Alg. 3"
     R = _require_constraint("dp_fw_l1", source, problem, L1Ball, "('l1_ball', R)")
+    secure = secure_randomness(rng)
     rng = start("dp_fw_l1", problem, budget, rng)
     output = _check_output(output)
     d = problem.n_features
@@ -512,7 +512,7 @@ def dp_fw_l1(
     e0 = 1.0 / calibration.noise
 
     def select(g, w):
-        k = gumbel_exponential_mechanism(rng, np.concatenate([-R * g, R * g]), e0, sensitivity)
+        k = exponential_select(rng, np.concatenate([-R * g, R * g]), e0, sensitivity, secure=secure)
         return (k, R) if k < d else (k - d, -R)
 
     coef, selected, iterates = _run(problem, w0, gammas, select, rng, output, keep_iterates)

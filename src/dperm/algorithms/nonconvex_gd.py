@@ -36,7 +36,6 @@ import warnings
 
 import numpy as np
 
-from ..privacy import events as ev
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
 from ..privacy.mechanisms import calibrate_and_charge, release as noisy_release, secure_randomness, vector_mechanism

@@ -137,6 +137,24 @@ def release(rng, value: np.ndarray, event) -> np.ndarray:
     return value + sample_release(rng, event, value.size)
 
 
+def exponential_select(rng, scores, epsilon: float, sensitivity: float, *, secure: bool, monotone: bool = False) -> int:
+    """One draw of the exponential mechanism over ``scores`` (utilities of replace-one
+    sensitivity ``sensitivity``): epsilon-DP and epsilon-bounded-range, which is what its
+    :class:`~dperm.privacy.events.ExponentialMechanismRelease` is accounted as.
+
+    ``secure`` (the fit's ``random_state`` was None, :func:`secure_randomness`): the exact
+    integer sampler of :func:`dperm.privacy.secure_release.secure_exponential_mechanism`
+    (scores rounded to a power-of-two grid, the rounding counted in the rate, uniform bits
+    from the operating system); otherwise Gumbel-max from ``rng`` (reproducible)."""
+    if secure:
+        from .secure_release import secure_exponential_mechanism
+
+        return secure_exponential_mechanism(scores, epsilon, sensitivity, monotone=monotone)
+    from .noise import exponential_mechanism
+
+    return exponential_mechanism(rng, scores, epsilon, sensitivity, monotone=monotone)
+
+
 def sample_release(rng: np.random.Generator, event, dim: int) -> np.ndarray:
     """Noise of one release of ``event`` (a Gaussian or L2-Laplace release, or a
     self-composition of one): shape ``(dim,)``."""
