@@ -172,23 +172,32 @@ def _renyi_curve_of_selections(events):
 
 
 def _renyi_epsilon(events, delta: float) -> float:
-    """A TV-distance tv to a mechanism with the curve costs ``(1 + e^eps) tv`` of delta:
-    solved by a fixed point from below, then certified."""
+    """A total-variation distance tv to a mechanism with the curve costs ``(1 + e^eps) tv``
+    of delta: eps is the fixed point of ``eps = conv(delta - (1 + e^eps) tv)`` (conv the
+    curve's conversion, decreasing in delta), reached from below and certified by one
+    more evaluation."""
     curve, tv = _renyi_curve_of_selections(events)
-    eps = 0.0
-    for _ in range(8):
+    if tv == 0.0:
+        return renyi_epsilon(curve, RENYI_ORDERS, delta)
+
+    def conv(eps: float) -> float:
         rest = delta - (1.0 + math.exp(min(eps, 700.0))) * tv
-        if rest <= 0:
-            return math.inf
-        new = renyi_epsilon(curve, RENYI_ORDERS, rest)
-        if new <= eps:
+        return renyi_epsilon(curve, RENYI_ORDERS, rest) if rest > 0 else math.inf
+
+    eps = 0.0
+    for _ in range(16):
+        new = conv(eps)
+        if new <= eps or not math.isfinite(new):
+            eps = max(eps, new)
             break
         eps = new
-    if (1.0 + math.exp(min(eps, 700.0))) * tv + renyi_delta(curve, RENYI_ORDERS, eps) > delta:
+    if not math.isfinite(eps):
+        return math.inf
+    for _ in range(8):  # certify: delta - (1 + e^eps) tv certifies eps
+        if conv(eps) <= eps:
+            return eps
         eps = math.nextafter(eps * (1.0 + 1e-9), math.inf)
-        if (1.0 + math.exp(min(eps, 700.0))) * tv + renyi_delta(curve, RENYI_ORDERS, eps) > delta:
-            return math.inf
-    return eps
+    return math.inf
 
 
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
