@@ -310,6 +310,9 @@ def test_repeat_and_select_goes_through_the_one_accountant():
     other = ev.gaussian_release(1.0, 1.0)
     both = epsilon(ev.composed([event, other]), 1e-5)
     assert both == pytest.approx(epsilon(event, 5e-6) + epsilon(other, 5e-6), rel=1e-12)
+    from dperm.privacy.accountant import delta
+
+    assert delta(ev.composed([event, other]), 2.0) == pytest.approx(delta(event, 1.0) + delta(other, 1.0), rel=1e-12)
     # runs without a Renyi curve (a sampled release) are refused with the reason
     sampled = ev.sampled_releases(ev.gaussian_release(1.0, 1.0), 100, 10, 5, "poisson")
     with pytest.raises(ValueError, match="Renyi"):

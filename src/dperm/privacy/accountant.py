@@ -289,11 +289,18 @@ def delta(event, epsilon: float) -> float:
 
 def _delta(flat: _Flat, epsilon: float) -> float:
     if flat.renyi_only:
-        rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
-        if not rest.empty:
-            raise UnsupportedEventError("repeat-and-select is accounted on its own, not composed with other events")
         curve, tv = _renyi_curve_of_selections(flat.renyi_only)
-        return min(1.0, renyi_delta(curve, RENYI_ORDERS, epsilon) + (1.0 + math.exp(min(epsilon, 700.0))) * tv)
+
+        def selection_delta(eps: float) -> float:
+            return renyi_delta(curve, RENYI_ORDERS, eps) + (1.0 + math.exp(min(eps, 700.0))) * tv
+
+        rest = _Flat(flat.gaussian_mu2, flat.sampled, flat.pure, flat.approximate, flat.secure_releases)
+        if rest.empty:
+            return min(1.0, selection_delta(epsilon))
+        # composed with events of other routes: basic composition, epsilon halved (as
+        # epsilon() halves delta)
+        half = epsilon / 2.0
+        return min(1.0, math.nextafter(selection_delta(half) + _delta(rest, half), math.inf))
     if flat.secure_releases:
         # the secure sampler's slack (dperm.privacy.secure_release): delta(eps) of the
         # continuous releases at eps - 2 T tau, times e^(T tau); both below one ulp
