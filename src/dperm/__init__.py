@@ -58,6 +58,17 @@ def __getattr__(name: str):
     return value
 
 
+def _start_background_warmup() -> None:
+    # compiles the numba kernels once per installation in a detached, low-priority process
+    # (dperm._warmup; DPERM_WARMUP=0 turns it off); imports nothing heavy here
+    from ._warmup import maybe_start
+
+    maybe_start()
+
+
+_start_background_warmup()
+
+
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 

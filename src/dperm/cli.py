@@ -725,8 +725,10 @@ def build_parser() -> argparse.ArgumentParser:
     table3.set_defaults(func=cmd_bench_table3)
 
     warm = _sub(sub, "warmup", "compile the stochastic algorithms' kernels once (run after installing)",
-                "Compile dp_sgd's and dp_svrg's numba kernels, or load them from numba's disk cache, so "
-                "that the first fit of a new process does not compile them (seconds per kernel).")
+                "Compile the numba kernels (dp_sgd's, dp_svrg's and the secure path's exact samplers), or "
+                "load them from numba's disk cache, so that the first fit of a new process does not "
+                "compile them (seconds per kernel). The first 'import dperm' of an installation starts "
+                "this in the background (DPERM_WARMUP=0 turns that off).")
     warm.set_defaults(func=cmd_warmup)
 
     algorithms = _sub(sub, "algorithms", "list the algorithm catalogue, or describe one algorithm")
@@ -736,9 +738,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_warmup(args) -> int:
-    from .algorithms._kernels import warmup
+    from ._warmup import warm_all
 
-    print(f"dperm: kernels ready in {warmup():.1f} s")
+    print(f"dperm: kernels ready in {warm_all():.1f} s")
     return 0
 
 
