@@ -250,3 +250,49 @@ def test_exponential_mechanism_draws_take_the_exact_sampler_without_a_seed(name,
     used.clear()
     registry.get(name).fit(problem, PrivacyBudget(1.0, delta), rng=4, **fit_kwargs)
     assert used and set(used) == {"gumbel"}
+
+
+def test_unseeded_localization_centre_is_the_secure_laplace_release(monkeypatch):
+    from dperm.algorithms import registry
+    from dperm.privacy import events as ev
+    from dperm.privacy import mechanisms, secure_release
+    from dperm.privacy.accountant import epsilon
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.problem.erm import ERMProblem
+
+    X, y = data("logistic", n=200)
+    problem = ERMProblem(X[:, :2] / np.maximum(1, np.linalg.norm(X[:, :2], axis=1, keepdims=True)), y, "logistic",
+                         ("l2", 0.1), ("l2_ball", 1.0))
+    calls = []
+    exact = secure_release.secure_laplace_release
+    monkeypatch.setattr(secure_release, "secure_laplace_release",
+                        lambda *a, **k: (calls.append(a[1:]), exact(*a, **k))[1])
+    numpy_draws = []
+    l2_laplace = mechanisms.l2_laplace_noise
+    monkeypatch.setattr(mechanisms, "l2_laplace_noise", lambda *a, **k: (numpy_draws.append(1), l2_laplace(*a, **k))[1])
+    fit = registry.get("localization").fit(problem, PrivacyBudget(1.0, 0.0), rng=None)
+    assert not numpy_draws
+    centre = fit.event.events[0]
+    assert isinstance(centre, ev.SecureLaplaceRelease) and len(calls) == 1
+    assert epsilon(fit.event, 0.0) <= 1.0 and fit.privacy_spent.epsilon <= 1.0
+    seeded = registry.get("localization").fit(problem, PrivacyBudget(1.0, 0.0), rng=2)
+    assert isinstance(seeded.event.events[0], ev.L2LaplaceRelease) and len(calls) == 1 and numpy_draws
+
+
+@pytest.mark.parametrize("dim, t", [(1, 5), (3, 40), (20, 7), (100, 300)])
+def test_secure_laplace_error_bound_covers_the_release_error(dim, t):
+    """Monte Carlo: the bound exceeds the (1 - failure) quantile of the true error norm, and
+    it stays within a small factor of that quantile (it is meant to be usable)."""
+    from dperm.privacy.exact_sampling import GeneratorSource
+    from dperm.privacy.fast_sampling import fast_discrete_laplace
+    from dperm.privacy.secure_release import secure_laplace_error_bound
+
+    grid, failure, draws = 2.0**-10, 0.01, 4000
+    rng = np.random.default_rng(dim)
+    noise = fast_discrete_laplace(GeneratorSource(dim), t, draws * dim).reshape(draws, dim) * grid
+    rounding = (rng.random((draws, dim)) - 0.5) * grid  # |round(q/g) - q/g| <= 1/2
+    norms = np.linalg.norm(noise + rounding, axis=1)
+    bound = secure_laplace_error_bound(grid, t, dim, failure)
+    quantile = np.quantile(norms, 1 - failure)
+    assert bound >= quantile
+    assert bound <= 4.0 * quantile + 3 * grid * np.sqrt(dim)

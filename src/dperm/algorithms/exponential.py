@@ -237,6 +237,18 @@ def _draw_parameter(candidates: int, budget: PrivacyBudget, label: str):
                                 budget, label)
 
 
+def _centre_error_bound(release, d: int, failure: float) -> float:
+    """The radius r of localization's ball: ``||w0 - w_hat_tol|| <= r`` with probability
+    ``>= 1 - failure`` under the law of the centre's release (public parameters only).
+    L2-Laplace: the Gamma(d, scale) quantile of its norm; the secure discrete Laplace:
+    :func:`~dperm.privacy.secure_release.secure_laplace_error_bound`."""
+    if isinstance(release, ev.SecureLaplaceRelease):
+        from ..privacy.secure_release import secure_laplace_error_bound
+
+        return secure_laplace_error_bound(release.grid, release.scale_multiple, d, failure)
+    return float(stats.gamma.ppf(1.0 - failure, d, scale=release.scale))
+
+
 @register(
     "localization",
     setting="strongly convex, Lipschitz, small d",
@@ -260,10 +272,17 @@ def localization(
 
     1. Output perturbation with epsilon/2: ``w0 = w_hat + z``, z L2-Laplace with
        sensitivity ``2 L / (n mu)`` (plus ``2 g_tol / mu`` for the certified
-       approximate minimizer, as in :func:`output_perturbation`).
+       approximate minimizer, as in :func:`output_perturbation`). With
+       ``rng=None`` (the secure path) z is the floating-point-safe release of
+       :func:`~dperm.privacy.secure_release.secure_laplace_release` (grid rounding plus
+       exact iid discrete Laplace noise from the operating system), as in
+       :func:`output_perturbation`.
     2. The exponential mechanism with epsilon/2 over an alpha-net of
-       ``C0 = C ∩ B(w0, r)``, where r is the ``1 - failure_probability`` quantile of
-       ||z|| (a Gamma law), so ``w_hat`` lies in C0 with that probability. The score is
+       ``C0 = C ∩ B(w0, r)``, where r bounds ||z|| with probability
+       ``1 - failure_probability`` under z's law (public parameters only): the Gamma
+       quantile for L2-Laplace, :func:`~dperm.privacy.secure_release.
+       secure_laplace_error_bound` for the secure release (about sqrt(2) times larger for
+       large d). So ``w_hat`` lies in C0 with that probability. The score is
        shifted by the loss at w0 (public), so its sensitivity is ``2 L r``.
 
     Both steps are epsilon/2-DP; w0 is public to step 2 (post-processing), so the
@@ -290,11 +309,10 @@ def localization(
     if not 0.0 < failure < 1.0:
         raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability}")
     half = budget.scale(0.5)
-    # the NumPy L2-Laplace path even when unseeded: the radius below is that law's Gamma tail
-    first = output_perturbation(problem, half, rng=rng)
+    # unseeded: the secure discrete-Laplace release, whose error has its own public bound
+    first = output_perturbation(problem, half, rng=None if secure else rng)
     w0 = first.coef
-    localization_release = first.event  # one L2-Laplace release (delta = 0)
-    radius = float(stats.gamma.ppf(1.0 - failure, d, scale=localization_release.scale))
+    radius = _centre_error_bound(first.event, d, failure)
     alpha = _default_alpha(n, d, half.epsilon, 2.0 * radius) if alpha is None else float(alpha)
     if not (math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a finite number > 0, got {alpha}")

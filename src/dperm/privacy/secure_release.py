@@ -119,6 +119,7 @@ __all__ = [
     "SecureLaplaceParameters",
     "secure_laplace_parameters",
     "secure_laplace_release",
+    "secure_laplace_error_bound",
     "secure_exponential_mechanism",
 ]
 
@@ -422,6 +423,36 @@ def secure_laplace_release(values, epsilon: float, sensitivity: float, *,
     params = secure_laplace_parameters(epsilon, sensitivity, values.size)
     noise = fast_discrete_laplace(_source(source), params.scale_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
+
+
+def secure_laplace_error_bound(grid: float, scale_multiple: int, dim: int, failure: float) -> float:
+    """A public bound on ``||release - values||`` for :func:`secure_laplace_release`, holding
+    with probability at least ``1 - failure`` (the release's own law; nothing from the data).
+
+    The error is ``g (round(q/g) - q/g) + g L`` with L iid discrete Laplace,
+    ``P(L_i = k) ~ exp(-|k| / t)``. Rounding contributes at most ``g sqrt(d) / 2``. For the
+    noise: ``P(|L_i| >= m) = 2 e^(-m/t) / (1 + e^(-1/t)) <= e^(-(m-1)/t)``, so ``|L_i|`` is
+    stochastically below ``E_i + 1`` with ``E_i`` exponential of mean t, and (coupling the
+    coordinates independently) ``||L|| <= ||E|| + sqrt(d)``. A vector of iid signed E_i is a
+    Gaussian scale mixture, ``t sqrt(2 V_i) Z_i`` with ``V_i ~ Exp(1)``, ``Z_i ~ N(0, 1)``.
+    With probability ``>= 1 - failure`` (a third each): ``sum V_i <= q``, the Gamma(d, 1)
+    quantile; ``max V_i <= log(3 d / failure)``; and, given V, Gaussian concentration of
+    the norm (Lipschitz constant ``t sqrt(2 max V_i)``, mean at most
+    ``t sqrt(2 sum V_i)``) adds at most ``t sqrt(2 max V_i) sqrt(2 log(3 / failure))``.
+    Hence the bound ``g (1.5 sqrt(d) + t sqrt(2) (sqrt(q) + sqrt(2 log(3d/failure)
+    log(3/failure))))``, about ``sqrt(2) d`` times the per-coordinate scale ``g t / sqrt(d)``
+    for large d; the L2-Laplace law it replaces has its Gamma(d) quantile, about ``d``.
+    """
+    from scipy import stats
+
+    grid, dim = _positive("grid", grid), _dimension(dim)
+    if not 0.0 < failure < 1.0:
+        raise ValueError(f"failure must be in (0, 1), got {failure}")
+    share = failure / 3.0
+    total = float(stats.gamma.isf(share, dim))
+    largest = math.log(dim / share)
+    noise = scale_multiple * math.sqrt(2.0) * (math.sqrt(total) + math.sqrt(2.0 * largest * math.log(1.0 / share)))
+    return _float_up(Fraction(grid) * (Fraction(noise) + Fraction(3, 2) * _sqrt_up(dim)))
 
 
 # ------------------------------------------------------------------- exponential mechanism
