@@ -85,6 +85,60 @@ def symmetric_noise_eigenvalue_bound(scale: float, dim: int, failure_probability
     return float(scale) * (2.0 * math.sqrt(dim) + 2.0 * math.sqrt(math.log(1.0 / p)))
 
 
+def release_norm_bound(release, dim: int, failure_probability: float) -> float:
+    """``t`` with ``P(||noise|| > t) <= p`` for the noise of one draw of ``release`` (a
+    ``GaussianRelease`` of a ``dim``-vector, drawn by :func:`dperm.privacy.mechanisms.release`).
+
+    Seeded path: :func:`gaussian_norm_bound` at ``release.sigma``. Secure path (``release.
+    secure``): the error of ``g (round(q/g) + K)`` is the rounding (``<= g/2`` a
+    coordinate) plus ``g K``; by the coupling of :mod:`dperm.privacy.secure_release`, the
+    law of K is within ``e^(+-tau)`` pointwise (tau = ``TAU_PER_COORDINATE dim``) of
+    ``x + (k - x)`` with x continuous N(0, S^2 - r^2) per coordinate and
+    ``|k - x| <= 60`` except with probability ``PERTURBATION_TAIL`` per coordinate. So the
+    continuous bound at std ``g sqrt(S^2 - r^2)`` (>= sigma) plus ``60.5 g sqrt(dim)``
+    holds except with probability ``e^tau (p' + dim PERTURBATION_TAIL) <= p``, p' the
+    probability the continuous bound is computed at (:func:`_secure_share`).
+    """
+    if not getattr(release, "secure", False):
+        return gaussian_norm_bound(release.sigma, dim, failure_probability)
+    grid, std, inner = _secure_noise(release, dim, failure_probability)
+    return gaussian_norm_bound(std, dim, inner) + 60.5 * grid * math.sqrt(dim)
+
+
+def release_eigenvalue_bound(release, dim: int, failure_probability: float) -> float:
+    """``t`` with ``P(lambda_max(E) > t) <= p`` (and for ``-lambda_min(E)``) for the
+    symmetric noise E of one release of a ``dim x dim`` symmetric matrix through its upper
+    triangle (``dim (dim + 1) / 2`` coordinates) by ``release``.
+
+    Seeded path: :func:`symmetric_noise_eigenvalue_bound`. Secure path: as
+    :func:`release_norm_bound`, the continuous bound at the coupled std plus the
+    operator norm of the perturbation matrix, at most its Frobenius norm
+    ``60.5 g dim`` (every entry within ``60.5 g``).
+    """
+    if not getattr(release, "secure", False):
+        return symmetric_noise_eigenvalue_bound(release.sigma, dim, failure_probability)
+    grid, std, inner = _secure_noise(release, dim * (dim + 1) // 2, failure_probability)
+    return symmetric_noise_eigenvalue_bound(std, dim, inner) + 60.5 * grid * dim
+
+
+def _secure_noise(release, size: int, failure_probability: float) -> tuple[float, float, float]:
+    """(grid g, coupled continuous std ``g sqrt(S^2 - r^2)``, the probability p' at which
+    to take the continuous bound) for a secure release of ``size`` coordinates."""
+    from ..privacy.secure_release import (
+        PERTURBATION_TAIL,
+        SMOOTHING,
+        TAU_PER_COORDINATE,
+        secure_gaussian_parameters,
+    )
+
+    p = check_probability("failure_probability", failure_probability)
+    params = secure_gaussian_parameters(release.sigma, release.sensitivity, size)
+    std = params.grid * math.sqrt(params.noise_multiple**2 - SMOOTHING**2)
+    # e^tau (p' + size tail) <= p; tau is below 1e-60 for any size that fits in memory
+    inner = p * math.exp(-2.0 * TAU_PER_COORDINATE * size) - 2.0 * size * PERTURBATION_TAIL
+    return params.grid, std, inner
+
+
 # --------------------------------------------------------------- trust-region sub-solvers
 def _tr_candidates(H: np.ndarray, b: np.ndarray, radius: float, tiebreak=None) -> list[np.ndarray]:
     """Feasible points among which the minimizer of ``b^T s + s^T H s / 2`` over

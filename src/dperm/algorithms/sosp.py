@@ -70,6 +70,14 @@ unit sphere has increments ``E(X_u - X_v)^2 <= 2 s^2 ||uu^T - vv^T||_F^2 <=
 Borell-TIS inequality gives ``P(lambda_max(E) > s (2 sqrt(d) + 2 sqrt(ln(1/p)))) <= p``
 (:func:`symmetric_noise_eigenvalue_bound`); the same for ``-lambda_min(E)``.
 
+*Secure path* (``rng=None``): every gradient and Hessian (upper triangle) is a
+floating-point-safe grid release with exact discrete Gaussian noise, and the margins are
+:func:`~dperm.algorithms._sosp_subproblems.release_norm_bound` and
+:func:`~dperm.algorithms._sosp_subproblems.release_eigenvalue_bound`: the bounds above at
+the coupled continuous std plus the grid perturbation (docs/privacy.md, "The certificates
+of dp_sosp and dp_gd_so on the secure path"). A seed keeps NumPy's normals and the bounds
+above, bit for bit.
+
 References
 ----------
 .. [1] Wang, Chen, Xu. Differentially private empirical risk minimization with
@@ -94,7 +102,7 @@ from .. import theory
 from ..privacy import events as ev
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import calibrate_and_charge, sample_release, single_release
+from ..privacy.mechanisms import calibrate_and_charge, release, secure_randomness, single_release
 from ..privacy.noise import symmetric_gaussian_matrix
 from ..problem.constraints import L2Ball
 from ..problem.erm import ERMProblem
@@ -106,6 +114,8 @@ from ._sosp_subproblems import (
     candidate_indices,
     check_probability,
     gaussian_norm_bound,
+    release_eigenvalue_bound,
+    release_norm_bound,
     symmetric_noise_eigenvalue_bound,
     trust_region_subproblem,
 )
@@ -363,6 +373,7 @@ def dp_sosp(
     Wang, Chen, Xu 2019, Algorithms 4 and 5, Theorems 7 and 8, Definition 9; Dong, Roth, Su 2019.
     """
     name = "dp_sosp"
+    secure = secure_randomness(rng)
     rng = start(name, problem, budget, rng)
     rho_problem = _second_order_checks(name, problem)
     n, d, M, L = problem.n_samples, problem.n_features, problem.smoothness, problem.lipschitz
@@ -392,13 +403,13 @@ def dp_sosp(
     alpha, alpha_cert, share = _sosp_thresholds(budget, a_g, a_h, rho, K, split, alpha, hessian_share)
     threshold = math.sqrt(rho * alpha)
 
-    calibration = calibrate_and_charge(_sosp_event(T, K, dg, dh, split, share), budget, name)
+    calibration = calibrate_and_charge(_sosp_event(T, K, dg, dh, split, share, secure), budget, name)
     descent, gradients, hessians = (single_release(e) for e in calibration.event.events)
-    tau_g = gaussian_norm_bound(gradients.sigma, d, p)
-    tau_h = symmetric_noise_eigenvalue_bound(hessians.sigma, d, p)
+    tau_g = release_norm_bound(gradients, d, p)
+    tau_h = release_eigenvalue_bound(hessians, d, p)
     _, _, path = noisy_gd_path(problem, descent, w0, eta, T, rng, None, keep_all=True)  # phase 1
     outcome = _certified_selection(problem, path, indices[::-1] if order == "latest" else indices,
-                                   gradients, hessians.sigma, tau_g, tau_h, alpha, threshold, rng)  # phase 2
+                                   gradients, hessians, tau_g, tau_h, alpha, threshold, rng)  # phase 2
     selected = outcome["selected_iterate"]
     info = dict(outcome, gradient_margin=tau_g, eigenvalue_margin=tau_h, eigenvalue_threshold=-threshold,
                 confidence=1.0 - zeta, theorem_alpha=alpha_thm, certifiable_alpha=alpha_cert,
@@ -444,37 +455,51 @@ def _sosp_thresholds(budget: PrivacyBudget, a_g: float, a_h: float, rho: float, 
     return alpha, alpha_cert, share
 
 
-def _sosp_event(T: int, K: int, dg: float, dh: float, split: float, share: float):
+def _sosp_event(T: int, K: int, dg: float, dh: float, split: float, share: float, secure: bool = False):
     """x -> the event of dp_sosp at noise level x (x = 1 / mu, mu the total GDP parameter):
     T descent gradients, K candidate gradients and K candidate Hessians, whose standard
     deviations give phase 1 ``split`` of mu^2 and each candidate ``(1 - split) / K`` of it,
-    ``share`` of that to its Hessian."""
+    ``share`` of that to its Hessian (``secure``: floating-point-safe releases)."""
     def make(x):
         return ev.composed([
-            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / split), dg), T),
-            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(K / ((1.0 - split) * (1.0 - share))), dg), K),
-            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(K / ((1.0 - split) * share)), dh), K),
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / split), dg, secure=secure), T),
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(K / ((1.0 - split) * (1.0 - share))), dg,
+                                            secure=secure), K),
+            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(K / ((1.0 - split) * share)), dh, secure=secure), K),
         ])
     return make
 
 
-def _certified_selection(problem: ERMProblem, path, order, gradients, hessian_sigma: float, tau_g: float,
+def _noisy_hessian(problem: ERMProblem, w, hessians, rng) -> np.ndarray:
+    """The Hessian at w released through ``hessians``: its upper triangle (diagonal
+    included) as one vector release, mirrored. The seeded path draws the same noise as
+    ever (:func:`~dperm.privacy.noise.symmetric_gaussian_matrix`); the secure path rounds
+    the triangle to a grid and adds exact discrete Gaussian noise."""
+    d = problem.n_features
+    if not hessians.secure:
+        return problem.hessian(w) + symmetric_gaussian_matrix(rng, d, hessians.sigma)
+    rows, cols = np.triu_indices(d)
+    noisy = np.zeros((d, d))
+    noisy[rows, cols] = release(rng, problem.hessian(w)[rows, cols], hessians)
+    return noisy + np.triu(noisy, 1).T
+
+
+def _certified_selection(problem: ERMProblem, path, order, gradients, hessians, tau_g: float,
                          tau_h: float, alpha: float, threshold: float, rng) -> dict:
     """Phase 2 of dp_sosp: per candidate a noisy gradient (the release ``gradients``) and,
-    if it passes, a noisy symmetric Hessian; the first certified candidate wins. The
-    outcome is a post-processing of these releases."""
-    d = problem.n_features
+    if it passes, a noisy symmetric Hessian (``hessians``); the first certified candidate
+    wins. The outcome is a post-processing of these releases."""
     out = {"status": "not found", "selected_iterate": None, "certified_gradient_norm": None,
            "certified_min_eigenvalue": None, "candidates_examined": 0, "hessian_releases": 0}
     for t in order:
         w = path[int(t)]
         out["candidates_examined"] += 1
-        g = problem.gradient(w) + sample_release(rng, gradients, d)
+        g = release(rng, problem.gradient(w), gradients)
         bound_g = float(np.linalg.norm(g)) + tau_g
         if bound_g > alpha:
             continue
         out["hessian_releases"] += 1
-        H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, hessian_sigma)
+        H = _noisy_hessian(problem, w, hessians, rng)
         bound_lam = float(np.linalg.eigvalsh(H)[0]) - tau_h
         if bound_lam >= -threshold:
             out.update(status="found", selected_iterate=int(t), certified_gradient_norm=bound_g,
@@ -662,6 +687,7 @@ def dp_gd_so(
     Jadbabaie 2018; Ge, Huang, Jin, Yuan 2015.
     """
     name = "dp_gd_so"
+    secure = secure_randomness(rng)
     rng = start(name, problem, budget, rng)
     if not isinstance(problem.constraint, L2Ball):
         raise AssumptionError(
@@ -695,14 +721,14 @@ def dp_gd_so(
         raise ValueError(f"step_size and theta must be in (0, 1] to keep the iterates in C, got {eta} and {theta}")
 
     calibration = calibrate_and_charge(_gd_so_event(T, problem.gradient_sensitivity(), hessian_sensitivity(problem),
-                                                    plan["share"]), budget, name)  # every input checked
+                                                    plan["share"], secure), budget, name)  # every input checked
     gradients, hessians = (single_release(e) for e in calibration.event.events)
     p = xi / (2.0 * T)
-    m_g = D * gaussian_norm_bound(gradients.sigma, d, p)
-    m_h = D * D * symmetric_noise_eigenvalue_bound(hessians.sigma, d, p / 2.0)
+    m_g = D * release_norm_bound(gradients, d, p)
+    m_h = D * D * release_eigenvalue_bound(hessians, d, p / 2.0)
     vacuous_g, vacuous_h = _warn_if_vacuous(name, alpha, gamma, 2.0 * L * D, M * D * D)
 
-    w, outcome = _gd_so_run(problem, w, T, gradients, hessians.sigma, alpha=alpha, gamma=gamma, eta=eta,
+    w, outcome = _gd_so_run(problem, w, T, gradients, hessians, alpha=alpha, gamma=gamma, eta=eta,
                             theta=theta, slack=r, margins=(m_g, m_h), rng=rng, keep_iterates=keep_iterates)
     info = dict(outcome, first_order_threshold=alpha, second_order_threshold=gamma, gap_threshold=-alpha / 2.0,
                 curvature_threshold=-_PHI * gamma / 2.0, gradient_noise_margin=m_g, curvature_noise_margin=m_h,
@@ -785,14 +811,14 @@ def _gd_so_plan(problem: ERMProblem, budget: PrivacyBudget, *, D, rho, xi, B, al
             "noise_alpha": alpha_noise, "noise_gamma": gamma_noise, "theorem_alpha": theorem_alpha}
 
 
-def _gd_so_event(T: int, dg: float, dh: float, share: float):
+def _gd_so_event(T: int, dg: float, dh: float, share: float, secure: bool = False):
     """x -> the event of dp_gd_so at noise level x (x = 1 / mu, mu the total GDP
     parameter): T gradients and, in the worst case, T Hessians, ``share`` of mu^2 to the
-    Hessians."""
+    Hessians (``secure``: floating-point-safe releases)."""
     def make(x):
         return ev.composed([
-            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / (1.0 - share)), dg), T),
-            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(T / share), dh), T),
+            ev.repeated(ev.gaussian_release(x * dg * math.sqrt(T / (1.0 - share)), dg, secure=secure), T),
+            ev.repeated(ev.gaussian_release(x * dh * math.sqrt(T / share), dh, secure=secure), T),
         ])
     return make
 
@@ -820,24 +846,24 @@ def _warn_if_vacuous(name: str, alpha: float, gamma: float, alpha_vac: float,
     return vacuous_g, vacuous_h
 
 
-def _gd_so_run(problem: ERMProblem, w, T: int, gradients, hessian_sigma: float, *, alpha, gamma, eta, theta, slack,
+def _gd_so_run(problem: ERMProblem, w, T: int, gradients, hessians, *, alpha, gamma, eta, theta, slack,
                margins, rng, keep_iterates: bool):
     """The loop of dp_gd_so (Algorithm 6): (last iterate, outcome). Every test is made on
     the released noisy gradient (``gradients``) and noisy Hessian, so the outcome is a
     post-processing of the releases."""
-    d, constraint, R = problem.n_features, problem.constraint, problem.constraint.radius
+    constraint, R = problem.constraint, problem.constraint.radius
     iterates = [w.copy()] if keep_iterates else None
     out = {"status": "not found", "stopped_by": "max_steps", "frank_wolfe_steps": 0, "second_order_steps": 0,
            "last_gap": None, "last_quadratic_value": None, "certified_gap": None, "certified_curvature": None}
     for _ in range(T):
-        g = problem.gradient(w) + sample_release(rng, gradients, d)
+        g = release(rng, problem.gradient(w), gradients)
         v = constraint.lmo(g)
         out["last_gap"] = float(g @ (v - w))
         if out["last_gap"] < -alpha / 2.0:
             w = (1.0 - eta) * w + eta * v
             out["frank_wolfe_steps"] += 1
         else:
-            H = problem.hessian(w) + symmetric_gaussian_matrix(rng, d, hessian_sigma)
+            H = _noisy_hessian(problem, w, hessians, rng)
             u, out["last_quadratic_value"] = ball_halfspace_quadratic(H, w, g, slack, R)
             if out["last_quadratic_value"] <= -_PHI * gamma / 2.0:
                 w = (1.0 - theta) * w + theta * u
