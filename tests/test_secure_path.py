@@ -3,6 +3,8 @@ with the floating-point-safe samplers (grid-rounded value plus exact discrete no
 the OS), accounted at the rounding's effective sensitivity; a seed keeps NumPy's
 reproducible path."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -296,3 +298,70 @@ def test_secure_laplace_error_bound_covers_the_release_error(dim, t):
     quantile = np.quantile(norms, 1 - failure)
     assert bound >= quantile
     assert bound <= 4.0 * quantile + 3 * grid * np.sqrt(dim)
+
+
+def test_floor_laplace_integers_have_the_law_of_the_floored_continuous_laplace():
+    """floor(X), X Laplace of scale t: P(k) = (1/2)(1-q) q^k (k >= 0) and
+    (1/2)(1-q) q^(|k|-1) (k < 0), q = e^(-1/t): chi-square against the pmf at t = 2, and
+    against NumPy's floored continuous Laplace draws (two-sample) at t = 7."""
+    from scipy import stats
+
+    from dperm.privacy.exact_sampling import GeneratorSource
+    from dperm.privacy.secure_release import floor_laplace_integers
+
+    draws, t = 60000, 2
+    k = floor_laplace_integers(t, draws, GeneratorSource(9))
+    q = np.exp(-1.0 / t)
+    ks = np.arange(-12, 12)
+    pmf = np.where(ks >= 0, 0.5 * (1 - q) * q ** ks.astype(float), 0.5 * (1 - q) * q ** (np.abs(ks) - 1.0))
+    observed = np.array([np.sum(k == v) for v in ks] + [np.sum((k < -12) | (k > 11))])
+    assert stats.chisquare(observed, np.append(pmf, 1 - pmf.sum()) * draws)[1] > 1e-4
+    k7 = floor_laplace_integers(7, draws, GeneratorSource(4))
+    continuous = np.floor(np.random.default_rng(7).laplace(0.0, 7.0, draws)).astype(np.int64)
+    bins = np.array([-np.inf, -14, -7, -3, -1, 0, 2, 7, 14, np.inf])
+    table = np.vstack([np.histogram(k7, bins)[0], np.histogram(continuous, bins)[0]])
+    assert stats.chi2_contingency(table)[1] > 1e-4
+
+
+def test_floor_laplace_noise_scale_and_perturbation():
+    from dperm.privacy.exact_sampling import GeneratorSource
+    from dperm.privacy.secure_release import floor_laplace_noise, floor_laplace_parameters
+
+    params = floor_laplace_parameters(3.0, 50)
+    assert params.scale == params.grid * params.scale_multiple >= 3.0
+    assert params.scale <= 3.0 * (1 + 2.0**-39) and params.perturbation >= params.grid * np.sqrt(50)
+    noise = floor_laplace_noise(3.0, 20000, source=GeneratorSource(2))
+    units = noise / params.grid
+    np.testing.assert_array_equal(units, np.round(units))
+    assert abs(noise.std() - np.sqrt(2) * 3.0) < 0.1 and abs(noise.mean()) < 0.1
+
+
+def test_unseeded_pure_objective_perturbation_is_exact_and_secure(monkeypatch):
+    from dperm.privacy import events as ev
+    from dperm.privacy import mechanisms, secure_release
+    from dperm.privacy.accountant import epsilon
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.problem.erm import ERMProblem
+
+    op = importlib.import_module("dperm.algorithms.objective_perturbation")
+    X, y = data("logistic", n=300)
+    problem = ERMProblem(X, y, "logistic", ("l2", 0.01))
+    used = {"floor": 0, "numpy": 0, "release": 0}
+    floor, l2, secure_laplace = (secure_release.floor_laplace_noise, mechanisms.l2_laplace_noise,
+                                 secure_release.secure_laplace_release)
+    monkeypatch.setattr(secure_release, "floor_laplace_noise",
+                        lambda *a, **k: (used.__setitem__("floor", used["floor"] + 1), floor(*a, **k))[1])
+    monkeypatch.setattr(mechanisms, "l2_laplace_noise",
+                        lambda *a, **k: (used.__setitem__("numpy", used["numpy"] + 1), l2(*a, **k))[1])
+    monkeypatch.setattr(secure_release, "secure_laplace_release",
+                        lambda *a, **k: (used.__setitem__("release", used["release"] + 1), secure_laplace(*a, **k))[1])
+    fit = op.objective_perturbation(problem, PrivacyBudget(1.0, 0.0), rng=None)
+    assert used == {"floor": 1, "numpy": 0, "release": 1}
+    objective, output = fit.event.events
+    assert objective.noise == "laplace" and isinstance(output, ev.SecureLaplaceRelease)
+    assert objective.sensitivity >= np.sqrt(problem.n_features) * 2 * problem.lipschitz
+    assert epsilon(fit.event, 0.0) <= 1.0 and fit.privacy_spent == PrivacyBudget(epsilon(fit.event, 0.0), 0.0)
+    units = fit.coef / output.grid
+    np.testing.assert_array_equal(units, np.round(units))
+    seeded = op.objective_perturbation(problem, PrivacyBudget(1.0, 0.0), rng=1)
+    assert seeded.event.events[0].noise == "l2_laplace" and used["numpy"] == 2 and used["floor"] == 1

@@ -346,7 +346,7 @@ def objective_perturbation(
     regression. COLT 2012. Iyengar, Near, Song, Thakkar, Thakurta, Wang. Towards
     practical differentially private convex optimization. IEEE S&P 2019.
     """
-    secure = secure_randomness(rng) and not budget.is_pure  # the pure path: docs/privacy.md
+    secure = secure_randomness(rng)
     rng = start("objective_perturbation", problem, budget, rng)
     for name, share in (("jacobian_share", jacobian_share), ("output_share", output_share)):
         if not 0.0 < share < 1.0:
@@ -358,6 +358,9 @@ def objective_perturbation(
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
 
     objective_budget, output_budget = budget.scale(1.0 - output_share), budget.scale(output_share)
+    if secure and budget.is_pure:
+        return _secure_pure(problem, budget, objective_budget, output_budget, jacobian_share, output_share, gamma,
+                            diagnostics)
     if secure:
         coupling = _secure_coupling_event(budget, d)
         objective_budget = PrivacyBudget(objective_budget.epsilon,
@@ -396,6 +399,58 @@ def objective_perturbation(
     return PrivateFit(
         coef=w_priv,
         privacy_spent=PrivacyBudget(certified_epsilon(event, budget.delta), budget.delta),
+        algorithm="objective_perturbation",
+        event=event,
+        hyperparameters={"jacobian_share": jacobian_share, "output_share": output_share, "tolerance": gamma},
+        info={"extra_ridge": ridge_sum / n},
+        diagnostics={"solver_iterations": iterations} if diagnostics else {},
+    )
+
+
+def _secure_pure(problem: ERMProblem, budget: PrivacyBudget, objective_budget: PrivacyBudget,
+                 output_budget: PrivacyBudget, jacobian_share: float, output_share: float, gamma: float,
+                 diagnostics: bool) -> PrivateFit:
+    """Objective perturbation with delta = 0 on the secure path: exactly epsilon-DP, no slack.
+
+    b has iid Laplace coordinates of scale s (density ``exp(-||b||_1 / s)``): the shift
+    between neighbours' noise vectors (L2 norm <= 2L) has L1 norm <= ``sqrt(d) 2 L``, so
+    the noise term is ``sqrt(d) 2 L / s`` (the L1 route of the secure Laplace release,
+    about sqrt(2) more noise than L2-Laplace for large d). b is drawn as ``g floor(X/g)``
+    (:func:`~dperm.privacy.secure_release.floor_laplace_noise`): exactly X minus a
+    perturbation rho in ``[0, g)^d``, a function of X, with X continuous Laplace. The
+    exact minimizer of J at X is private by the usual analysis; the solver's point, at
+    ``||grad J_{X - rho}|| <= gamma``, has ``||grad J_X|| <= gamma + ||rho|| / n``, so it is
+    within ``(gamma + g sqrt(d) / n) / mu_J`` of that minimizer whatever X, and the output
+    release (the secure discrete Laplace, pure) covers twice that (Iyengar et al. 2019,
+    Theorem 1's argument). Total: the objective part's epsilon plus the output's.
+    """
+    from ..privacy.secure_release import floor_laplace_noise, floor_laplace_parameters
+
+    n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
+    mu, beta_loss = problem.strong_convexity, problem.constants.loss_smoothness
+    eps_1 = objective_budget.epsilon
+    ridge_sum = objective_perturbation_lambda(jacobian_share * eps_1, beta_loss, n, mu)
+    eps_jacobian = math.log1p(beta_loss / (ridge_sum + n * mu))
+    strong_convexity_J = mu + ridge_sum / n
+    l1_shift = math.nextafter(math.sqrt(d) * 2.0 * L, math.inf)
+    calibrated = calibrate(lambda x: ObjectivePerturbationRelease("laplace", x, l1_shift, eps_jacobian, 0.0),
+                           objective_budget)
+    noise = floor_laplace_parameters(calibrated.event.scale, d)  # its scale g t >= the calibrated one
+    objective_event = ObjectivePerturbationRelease("laplace", noise.scale, l1_shift, eps_jacobian, 0.0)
+    output_part = vector_mechanism(output_budget, 2.0 * (gamma + noise.perturbation / n) / strong_convexity_J,
+                                   charge_now=False, secure=True, dim=d)
+    event = ev.composed([objective_event, output_part.event])
+    charge(event, "objective_perturbation")  # before the data is read
+    b = floor_laplace_noise(noise.scale, d)
+    w, residual, iterations = _solve_perturbed(problem, ridge_sum / n, b / n, gamma)
+    if not residual <= gamma:
+        raise RuntimeError(
+            f"the solver did not reach the tolerance {gamma:.3g}; nothing was released. "
+            "Raise `tolerance` (it enters the output noise)."
+        )
+    return PrivateFit(
+        coef=release(None, w, output_part.event),
+        privacy_spent=PrivacyBudget(certified_epsilon(event, 0.0), 0.0),
         algorithm="objective_perturbation",
         event=event,
         hyperparameters={"jacobian_share": jacobian_share, "output_share": output_share, "tolerance": gamma},

@@ -242,17 +242,20 @@ class ObjectivePerturbationRelease(_dpe.DpEvent):
     Its privacy loss is the Jacobian term (at most ``jacobian_epsilon``) plus the noise
     term of b, whose shift (norm <= ``sensitivity``) has an output-dependent direction
     in the span of the two differing rows: pure ``jacobian_epsilon + sensitivity/scale``
-    for L2-Laplace b; for Gaussian b the bound of :mod:`dperm.privacy.shifted_gaussian`
-    (k = 2) at ``delta``. Accounted as a mechanism with that one (epsilon, delta)
-    guarantee (basic composition with others).
+    for L2-Laplace b (density ``exp(-||b|| / scale)``) and for iid Laplace coordinates
+    (``"laplace"``, density ``exp(-||b||_1 / scale)``; there ``sensitivity`` bounds the
+    shift's L1 norm, ``sqrt(d) 2 L``); for Gaussian b the bound of
+    :mod:`dperm.privacy.shifted_gaussian` (k = 2) at ``delta``. Accounted as a mechanism
+    with that one (epsilon, delta) guarantee (basic composition with others).
 
     Attributes
     ----------
-    noise : {"gaussian", "l2_laplace"}
+    noise : {"gaussian", "l2_laplace", "laplace"}
     scale : float
-        Standard deviation (Gaussian) or scale (L2-Laplace) of b.
+        Standard deviation (Gaussian) or scale (L2-Laplace, per-coordinate Laplace) of b.
     sensitivity : float
-        Bound on the norm of the shift of b between neighbours (2 L).
+        Bound on the norm of the shift of b between neighbours (2 L; the L1 norm for
+        ``"laplace"``).
     jacobian_epsilon : float
     delta : float
         The delta the guarantee is stated at (0 for L2-Laplace).
@@ -266,10 +269,10 @@ class ObjectivePerturbationRelease(_dpe.DpEvent):
 
     @property
     def epsilon(self) -> float:
-        if self.noise == "l2_laplace":
+        if self.noise in ("l2_laplace", "laplace"):
             return self.jacobian_epsilon + self.sensitivity / self.scale
         if self.noise != "gaussian":
-            raise ValueError(f"noise must be 'gaussian' or 'l2_laplace', got {self.noise!r}")
+            raise ValueError(f"noise must be 'gaussian', 'l2_laplace' or 'laplace', got {self.noise!r}")
         from .shifted_gaussian import shifted_gaussian_epsilon
 
         return self.jacobian_epsilon + shifted_gaussian_epsilon(self.sensitivity / self.scale, self.delta, 2)

@@ -120,6 +120,10 @@ __all__ = [
     "secure_laplace_parameters",
     "secure_laplace_release",
     "secure_laplace_error_bound",
+    "FloorLaplaceParameters",
+    "floor_laplace_parameters",
+    "floor_laplace_noise",
+    "floor_laplace_integers",
     "secure_exponential_mechanism",
 ]
 
@@ -558,3 +562,64 @@ def secure_gaussian_noise(sigma: float, dim: int, *, source: UniformSource | Non
     using it must account for the perturbation (and release through a secure sampler)."""
     params = secure_noise_parameters(sigma, dim)
     return _to_float(fast_discrete_gaussian(_source(source), params.noise_multiple, _dimension(dim)), params.grid)
+
+
+# ------------------------------------------- internal pure noise (objective perturbation)
+FLOOR_LAPLACE_BITS = 40  # the grid of floor-coupled Laplace noise: g <= 2^-40 x its scale
+
+
+@dataclass(frozen=True)
+class FloorLaplaceParameters:
+    """Internal iid Laplace noise of scale ``scale`` (= g t exactly) drawn as
+    ``g floor(X / g)``: ``grid`` g (a power of two), ``scale_multiple`` t (an integer),
+    ``perturbation``: ``g sqrt(d)`` rounded up, a bound on ``||X - g floor(X / g)||``
+    that holds always."""
+
+    grid: float
+    scale_multiple: int
+    scale: float
+    perturbation: float
+
+
+def floor_laplace_parameters(scale: float, dim: int) -> FloorLaplaceParameters:
+    """Grid and integer scale of :func:`floor_laplace_noise` for iid Laplace noise of scale
+    at least ``scale``: ``g`` the largest power of two ``<= 2^-40 scale`` and
+    ``t = ceil(scale / g)``, so the scale actually coupled, ``g t``, is at least the
+    requested one (by at most a relative 2^-40) and exact in float64."""
+    scale = _positive("scale", scale)
+    dim = _dimension(dim)
+    grid = _pow2_floor(Fraction(scale) / 2**FLOOR_LAPLACE_BITS)
+    t = math.ceil(Fraction(scale) / Fraction(grid))
+    if t >= 2**48:
+        raise ValueError("the Laplace scale is too large for the exact sampler (above 2^48 grid steps)")
+    return FloorLaplaceParameters(grid=grid, scale_multiple=t, scale=grid * t,
+                                  perturbation=_float_up(Fraction(grid) * _sqrt_up(dim)))
+
+
+def floor_laplace_noise(scale: float, dim: int, *, source: UniformSource | None = None) -> np.ndarray:
+    """``g K'`` with ``K' = floor(X / g)`` for X iid continuous Laplace of scale ``g t``
+    (:func:`floor_laplace_parameters`), drawn exactly without ever drawing X.
+
+    The law of ``floor(X/g)`` is ``P(k) = (1/2)(1 - q) q^k`` for k >= 0 and
+    ``(1/2)(1 - q) q^(|k| - 1)`` for k < 0, with ``q = e^(-1/t)``: a fair sign and a
+    geometric magnitude M, ``K' = M`` or ``-M - 1``. M is an exact discrete Laplace draw
+    of scale t conditioned on being ``>= 0`` (rejection: ``P(L = m | L >= 0) = (1 - q)
+    q^m``), the sign one uniform bit. So ``g K' = X - rho`` with X exactly continuous iid
+    Laplace and ``rho = X - g floor(X/g)`` in ``[0, g)`` a coordinate, a function of X:
+    a mechanism that uses ``g K'`` is a mechanism driven by continuous Laplace noise, whose
+    analysis holds exactly once it allows the bounded perturbation (``||rho|| <=
+    perturbation``). Not a release (the values are not rounded to a grid)."""
+    params = floor_laplace_parameters(scale, dim)
+    return _to_float(floor_laplace_integers(params.scale_multiple, _dimension(dim), _source(source)), params.grid)
+
+
+def floor_laplace_integers(t: int, size: int, source: UniformSource) -> np.ndarray:
+    """``size`` iid draws of ``floor(X)``, X continuous Laplace of scale t (an integer),
+    exactly: a geometric magnitude (a discrete Laplace draw of scale t kept when >= 0) and
+    a fair sign, ``M`` or ``-M - 1`` (see :func:`floor_laplace_noise`)."""
+    magnitudes = np.empty(0, dtype=np.int64)
+    while magnitudes.size < size:  # each draw is kept with probability 1 / (1 + e^(-1/t)) >= 1/2
+        draws = fast_discrete_laplace(source, t, 2 * (size - magnitudes.size) + 8)
+        magnitudes = np.concatenate([magnitudes, draws[draws >= 0]])
+    signs = np.frombuffer(source.bytes(size), dtype=np.uint8) & 1
+    return np.where(signs == 1, magnitudes[:size], -magnitudes[:size] - 1)
