@@ -365,3 +365,63 @@ def test_unseeded_pure_objective_perturbation_is_exact_and_secure(monkeypatch):
     np.testing.assert_array_equal(units, np.round(units))
     seeded = op.objective_perturbation(problem, PrivacyBudget(1.0, 0.0), rng=1)
     assert seeded.event.events[0].noise == "l2_laplace" and used["numpy"] == 2 and used["floor"] == 1
+
+
+@pytest.mark.parametrize("name, sparse", [("dp_svrg", False), ("dp_svrg_pp", False), ("dp_svrg", True)])
+def test_unseeded_svrg_releases_every_step_on_its_grid(name, sparse, monkeypatch):
+    import scipy.sparse as sp
+
+    from dperm.algorithms import _kernels, registry
+    from dperm.privacy import secure_release
+    from dperm.privacy.budget import PrivacyBudget
+    from dperm.problem.erm import ERMProblem
+
+    X, y = data("logistic", n=400)
+    problem = ERMProblem(sp.csr_matrix(X) if sparse else X, y, "logistic", ("l2", 0.05))
+    kernel_name = "svrg_steps_csr" if sparse else "svrg_steps_dense"
+    kernel = getattr(_kernels, kernel_name)
+    seen, snapshots = [], []
+    normals_at = 11 if sparse else 9  # position of the pre-drawn noise among the kernel's arguments
+
+    def spy(*args):
+        seen.append((np.array(args[normals_at]), args[-1], args[normals_at + 1]))
+        return kernel(*args)
+
+    monkeypatch.setattr(_kernels, kernel_name, spy)
+    secure = secure_release.secure_gaussian_release
+    monkeypatch.setattr(secure_release, "secure_gaussian_release",
+                        lambda *a, **k: (snapshots.append(1), secure(*a, **k))[1])
+    fit = registry.get(name).fit(problem, PrivacyBudget(1.0, 1e-5), rng=None, epochs=3)
+    inner = fit.event.events[-1]
+    while not isinstance(inner, ev.GaussianRelease):
+        inner = inner.event
+    releases = [single_release(e) for e in fit.event.events[:-1]] + [inner]
+    assert all(r.secure for r in releases) and fit.privacy_spent.epsilon <= 1.0
+    assert len(snapshots) == len(fit.hyperparameters["epoch_lengths"])
+    ratio = seen[0][2]
+    unit = secure_release.secure_gaussian_parameters(2.0 * ratio, 2.0, problem.n_features)
+    for normals, grid_unit, _ in seen:
+        assert grid_unit == unit.grid
+        np.testing.assert_array_equal(normals, np.round(normals))  # exact integers K
+    pooled = np.concatenate([n.ravel() for n, _, _ in seen])
+    assert abs(pooled.std() / unit.noise_multiple - 1.0) < 0.1
+    seen.clear(), snapshots.clear()
+    registry.get(name).fit(problem, PrivacyBudget(1.0, 1e-5), rng=3, epochs=3)
+    assert seen and all(grid_unit == 0.0 for _, grid_unit, _ in seen) and not snapshots
+
+
+def test_svrg_secure_step_release_is_the_grid_release():
+    from dperm.algorithms import _kernels
+
+    assert _kernels._pow2_ceil(1.0) == 1.0 and _kernels._pow2_ceil(0.3) == 0.5 and _kernels._pow2_ceil(5.0) == 8.0
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(7)
+    normals = rng.integers(-1000, 1000, size=(2, 7)).astype(np.float64)
+    v_snap = rng.standard_normal(7)
+    expected = (np.rint(g / 2.0**-10) + normals[1]) * 2.0**-10 + 3.0 * v_snap
+    out = g.copy()
+    _kernels._svrg_secure_release(out, normals, 1, 0.25, 2.0**-8, 3.0, v_snap)  # grid = 0.25 * 2^-8
+    np.testing.assert_array_equal(out, expected)
+    out = g.copy()
+    _kernels._svrg_secure_release(out, normals, 1, 0.0, 2.0**-8, 3.0, v_snap)  # c = 0: nothing released
+    np.testing.assert_array_equal(out, 3.0 * v_snap)

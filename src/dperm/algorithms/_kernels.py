@@ -518,19 +518,52 @@ def sgd_steps_csr_lazy(indptr, indices, data, y, weights, w, rows, counts, norma
 
 
 @njit(**_JIT)
-def _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap, diff_smoothness, g):
+def _pow2_ceil(x):
+    """The smallest power of two >= x > 0 (exact: frexp and ldexp only)."""
+    mantissa, exponent = math.frexp(x)
+    return math.ldexp(1.0, exponent - 1) if mantissa == 0.5 else math.ldexp(1.0, exponent)
+
+
+@njit(**_JIT)
+def _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap, diff_smoothness, g, grid_unit):
     """Step k's start: ``c = min(diff_cap, diff_smoothness ||w - w_snap||)``, the public
     bound on every per-example correction; ``g`` becomes the noise ``normals[k] * r * 2c``
-    plus ``denom * v_snap``. Returns c and the noise std."""
+    plus ``denom * v_snap``. Returns c and the noise std.
+
+    With ``grid_unit > 0`` (the secure path) c is rounded up to a power of two (the
+    corrections are clipped to it, so the bound holds by construction) and ``g`` starts at
+    0: the corrections' sum is rounded to the grid ``c grid_unit`` and noised in
+    :func:`_svrg_secure_release`, ``normals`` holding exact discrete Gaussian integers."""
     dist2 = 0.0
     for j in range(w.shape[0]):
         diff = w[j] - w_snap[j]
         dist2 += diff * diff
     c = min(diff_cap, diff_smoothness * math.sqrt(dist2))
+    if grid_unit > 0.0:
+        if c > 0.0:
+            c = _pow2_ceil(c)
+        for j in range(w.shape[0]):
+            g[j] = 0.0
+        return c, noise_ratio * 2.0 * c
     scale = noise_ratio * 2.0 * c
     for j in range(w.shape[0]):
         g[j] = normals[k, j] * scale + denom * v_snap[j]
     return c, scale
+
+
+@njit(**_JIT)
+def _svrg_secure_release(g, normals, k, c, grid_unit, denom, v_snap):
+    """The secure step release: ``grid (round(sum / grid) + K)`` with ``grid = c grid_unit``
+    (a power of two) and K = ``normals[k]`` exact integers, then ``+ denom v_snap``
+    (post-processing). At c = 0 the corrections are exactly 0 (w = w~) and nothing is
+    released."""
+    grid = c * grid_unit
+    for j in range(g.shape[0]):
+        if grid > 0.0:
+            units = min(max(np.rint(g[j] / grid), -4503599627370496.0), 4503599627370496.0)  # |.| <= 2^52
+            g[j] = (units + normals[k, j]) * grid + denom * v_snap[j]
+        else:
+            g[j] = denom * v_snap[j]
 
 
 @njit(**_JIT)
@@ -550,7 +583,7 @@ def _svrg_slopes(code, param, y, weights, snap_slopes, rows, k, m, cap, slopes):
 @njit(**_JIT)
 def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio, etas, denom, code,
                      param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness, data_norm,
-                     noise_scales):
+                     noise_scales, grid_unit):
     """Noisy proximal SVRG inner steps (dperm's accountable DP-SVRG variant), in place.
 
     Step k: ``c = min(diff_cap, diff_smoothness ||w - w_snap||)`` bounds every per-example
@@ -565,7 +598,8 @@ def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts
     ``||x_i|| <= data_norm``), it makes the
     sensitivity bound hold whatever the rounding of the two slopes (at w = w_snap,
     c = 0 and the corrections are exactly 0, as the zero noise requires).
-    ``noise_scales[k]`` records the noise std used at step k.
+    ``noise_scales[k]`` records the noise std used at step k. ``grid_unit > 0``: the
+    secure path (:func:`_svrg_noise_start`, :func:`_svrg_secure_release`); 0: NumPy normals.
     """
     d = w.shape[0]
     flat = X.reshape(X.size)
@@ -574,7 +608,7 @@ def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts
     slopes = np.empty(rows.shape[1])
     for k in range(etas.shape[0]):
         c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
-                                               diff_smoothness, g)
+                                               diff_smoothness, g, grid_unit)
         m = counts[k]
         for b in range(min(_AHEAD, m)):
             _prefetch_row(flat, rows[k, b] * d, d)
@@ -593,13 +627,15 @@ def svrg_steps_dense(X, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts
                 i = rows[k, b]
                 for j in range(d):
                     g[j] += s * X[i, j]
+        if grid_unit > 0.0:
+            _svrg_secure_release(g, normals, k, c, grid_unit, denom, v_snap)
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
 
 
 @njit(**_JIT)
 def svrg_steps_csr(indptr, indices, data, y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, noise_ratio,
                    etas, denom, code, param, l2, l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
-                   data_norm, noise_scales):
+                   data_norm, noise_scales, grid_unit):
     """:func:`svrg_steps_dense` for a CSR matrix given by (indptr, indices, data)."""
     d = w.shape[0]
     g = np.empty(d)
@@ -610,7 +646,7 @@ def svrg_steps_csr(indptr, indices, data, y, weights, w, w_snap, v_snap, snap_sl
     stops = np.empty(width, dtype=np.int64)
     for k in range(etas.shape[0]):
         c, noise_scales[k] = _svrg_noise_start(w, w_snap, v_snap, normals, k, noise_ratio, denom, diff_cap,
-                                               diff_smoothness, g)
+                                               diff_smoothness, g, grid_unit)
         m = counts[k]
         _row_ranges(indptr, rows, k, m, starts, stops)
         _csr_margins(indices, data, w, m, starts, stops, slopes)
@@ -620,6 +656,8 @@ def svrg_steps_csr(indptr, indices, data, y, weights, w, w_snap, v_snap, snap_sl
             if s != 0.0:
                 for p in range(starts[b], stops[b]):
                     g[indices[p]] += s * data[p]
+        if grid_unit > 0.0:
+            _svrg_secure_release(g, normals, k, c, grid_unit, denom, v_snap)
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
 
 

@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from ..privacy.budget import PrivacyBudget
 from ..privacy import events as ev
 from ..privacy.gaussian_dp import gaussian_dp_mu
-from ..privacy.mechanisms import calibrate_and_charge
+from ..privacy.mechanisms import calibrate_and_charge, release, secure_randomness, single_release
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
 from . import _kernels
@@ -186,20 +186,23 @@ def snapshot_weights(epochs: int, schedule: str, rate: float) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _svrg_event(snapshot_sigmas, snapshot_sensitivity, inner_ratio, inner_bound, steps, q, sampling, n):
+def _svrg_event(snapshot_sigmas, snapshot_sensitivity, inner_ratio, inner_bound, steps, q, sampling, n,
+                secure=False):
     """The event: one full-batch Gaussian release per snapshot, then ``steps`` subsampled
     releases of a batch sum of replace-one sensitivity at most ``inner_bound`` (= 2 x the
     per-example cap 2L) with noise ``inner_ratio`` times the step's public sensitivity
     bound. The event states the worst step (sensitivity ``inner_bound``); every step has
-    the same noise ratio, so the same privacy loss."""
-    snapshots = [ev.gaussian_release(s, snapshot_sensitivity) for s in snapshot_sigmas]
-    inner = ev.sampled_releases(ev.gaussian_release(inner_ratio * inner_bound, inner_bound), n, round(q * n), steps,
-                                sampling)
+    the same noise ratio, so the same privacy loss (``secure``: every release by the
+    floating-point-safe sampler, accounted at the rounding's effective sensitivity, which
+    is the same multiple ``1 + 2^-12`` of every step's bound)."""
+    snapshots = [ev.gaussian_release(s, snapshot_sensitivity, secure=secure) for s in snapshot_sigmas]
+    inner = ev.sampled_releases(ev.gaussian_release(inner_ratio * inner_bound, inner_bound, secure=secure), n,
+                                round(q * n), steps, sampling)
     return ev.composed(snapshots + [inner])
 
 
 def _split_budget(problem, budget: PrivacyBudget, weights: np.ndarray, snapshot_share: float, steps: int, q: float,
-                  sampling: str, n: int):
+                  sampling: str, n: int, secure: bool = False):
     """Snapshot sigmas and the calibration of the inner noise ratio. Snapshot s gets the
     Gaussian-DP parameter ``sqrt(share * weights[s]) * mu(eps, delta)`` (an allocation;
     the accountant certifies the whole event); the inner ratio is the smallest the
@@ -212,7 +215,7 @@ def _split_budget(problem, budget: PrivacyBudget, weights: np.ndarray, snapshot_
     inner_bound = 4.0 * problem.lipschitz
 
     def make_event(ratio):
-        return _svrg_event(snapshot_sigmas, sensitivity, ratio, inner_bound, steps, q, sampling, n)
+        return _svrg_event(snapshot_sigmas, sensitivity, ratio, inner_bound, steps, q, sampling, n, secure)
 
     try:
         calibration = calibrate_and_charge(make_event, budget, "dp_svrg")
@@ -222,7 +225,7 @@ def _split_budget(problem, budget: PrivacyBudget, weights: np.ndarray, snapshot_
 
 
 def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_snapshot, step_size, batch_size,
-         sampling, snapshot_share, init, snapshot_weights):
+         sampling, snapshot_share, init, snapshot_weights, secure=False):
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     if sampling not in ("poisson", "without_replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without_replacement', got {sampling!r}")
@@ -233,8 +236,25 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
     if len(snapshot_weights) != epochs:
         raise ValueError("one snapshot weight per epoch is needed")
     snapshot_sigmas, calibration = _split_budget(problem, budget, snapshot_weights, snapshot_share, total_steps, q,
-                                                 sampling, n)
+                                                 sampling, n, secure)
     inner_ratio = calibration.noise
+    snapshot_events = [single_release(e) for e in calibration.event.events[:-1]]
+    grid_unit, inner_noise = 0.0, None
+    if secure:  # each inner step g_k (round(sum / g_k) + K), g_k = c_k grid_unit, K exact (os.urandom)
+        from ..privacy.exact_sampling import SecureRandom
+        from ..privacy.fast_sampling import fast_discrete_gaussian
+        from ..privacy.secure_release import secure_gaussian_parameters
+
+        # at a power-of-two bound c the secure grid is c times this one and the integer
+        # noise scale S is the same, so K can be drawn ahead of the step
+        unit = secure_gaussian_parameters(2.0 * inner_ratio, 2.0, d)
+        grid_unit, source = unit.grid, SecureRandom()
+
+        def exact_integers(out):
+            out[...] = fast_discrete_gaussian(source, unit.noise_multiple, out.size).reshape(out.shape)
+            return out
+
+        inner_noise = exact_integers
 
     X, y = problem.X, problem.y
     weights = _kernels.weights_of(problem)
@@ -252,13 +272,13 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
 
     w_snap = initial_point(problem, init)
     w = w_snap.copy()
-    for m, snapshot_sigma in zip(epoch_lengths, snapshot_sigmas):
+    for epoch, (m, snapshot_sigma) in enumerate(zip(epoch_lengths, snapshot_sigmas)):
         if gather is None:
             # phi'(<x_i, w~>, y_i) for every row: the snapshot gradient and every inner step's correction use them
             snap_slopes = np.ascontiguousarray(problem._slopes(problem.margins(w_snap)), np.float64)  # weighted
-            v_snap = problem._xt(snap_slopes) / n + rng.normal(0.0, snapshot_sigma, size=d)
+            v_snap = _snapshot_release(rng, problem._xt(snap_slopes) / n, snapshot_sigma, snapshot_events[epoch])
         else:  # one map-reduce; the fetched rows come with their slopes at w~
-            v_snap = problem.loss_gradient(w_snap) + rng.normal(0.0, snapshot_sigma, size=d)
+            v_snap = _snapshot_release(rng, problem.loss_gradient(w_snap), snapshot_sigma, snapshot_events[epoch])
         if restart_from_snapshot:
             w = w_snap.copy()
         w_sum = np.zeros(d)
@@ -268,7 +288,8 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             width = max(1, int(counts.max()))
             rows = np.zeros((K, width), dtype=np.int64)
             _kernels.sample_batches(n, counts, rng.random((K, width)), rows, marker)
-            normals = rng.standard_normal(out=block_normals[:K])
+            normals = rng.standard_normal(out=block_normals[:K]) if inner_noise is None else inner_noise(
+                block_normals[:K])
             etas = np.full(K, step_size)
             if gather is not None:
                 X, y, rows, snap_slopes = gather(rows, counts, w_snap)
@@ -276,7 +297,7 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
             scales = np.empty(K)
             args = (y, weights, w, w_snap, v_snap, snap_slopes, rows, counts, normals, inner_ratio, etas, float(b), code,
                     param, reg.l2, reg.l1, proj_kind, proj_radius, w_sum, diff_cap, diff_smoothness,
-                    problem.data_norm, scales)
+                    problem.data_norm, scales, grid_unit)
             if csr:
                 _kernels.svrg_steps_csr(X.indptr, X.indices, X.data, *args)
             else:
@@ -290,6 +311,14 @@ def _run(problem: ERMProblem, budget, rng, *, name, epoch_lengths, restart_from_
         hyperparameters={"step_size": step_size, "epochs": epochs, "epoch_lengths": list(map(int, epoch_lengths)),
                          "batch_size": b, "sampling": sampling, "snapshot_share": snapshot_share},
     )
+
+
+def _snapshot_release(rng, gradient: np.ndarray, sigma: float, event) -> np.ndarray:
+    """The snapshot gradient released: NumPy's normal (the seeded path, as ever) or the
+    floating-point-safe sampler for a secure event."""
+    if event.secure:
+        return release(rng, gradient, event)
+    return gradient + rng.normal(0.0, sigma, size=gradient.size)
 
 
 def _privacy_ratio(n: int, d: int, budget: PrivacyBudget) -> float:
@@ -442,6 +471,11 @@ def dp_svrg(
     See the module docstring for the deviation from the paper's pseudo-code (the
     snapshot gradient is released with its own noise once per epoch) and its exact
     accounting. The paper's sigma (Theorem 4.1, "for some constant c") is not used.
+    With ``rng=None`` every release takes the floating-point-safe path: each snapshot
+    gradient and each inner step's sum are rounded to a power-of-two grid plus exact
+    discrete Gaussian noise from the operating system (the inner step's bound c is then
+    rounded up to a power of two; docs/privacy.md, "DP-SVRG's inner steps on the secure
+    path"); a seed keeps NumPy's normals, bit for bit.
 
     References
     ----------
@@ -449,6 +483,7 @@ def dp_svrg(
     and more general. NIPS 2017, Algorithm 1, Theorems 4.1-4.2; Xiao & Zhang,
     A proximal stochastic gradient method with progressive variance reduction, 2014.
     """
+    secure = secure_randomness(rng)
     rng = start("dp_svrg", problem, budget, rng)
     plan = dp_svrg_plan(problem, budget, step_size=step_size, inner_steps=inner_steps, epochs=epochs,
                         batch_size=batch_size, sampling=sampling, snapshot_share=snapshot_share,
@@ -462,7 +497,7 @@ def dp_svrg(
             "objective_perturbation, output_perturbation or dp_sgd here, or a larger epsilon / regularization.",
             SVRGNoiseWarning, stacklevel=2)
     weights = snapshot_weights(T, snapshot_schedule, plan.rate)
-    return _run(problem, budget, rng, name="dp_svrg", epoch_lengths=[m] * T, restart_from_snapshot=True,
+    return _run(problem, budget, rng, secure=secure, name="dp_svrg", epoch_lengths=[m] * T, restart_from_snapshot=True,
                 step_size=eta, batch_size=b, sampling=sampling, snapshot_share=snapshot_share, init=init,
                 snapshot_weights=weights)
 
@@ -519,6 +554,7 @@ def dp_svrg_pp(
     Wang, Ye, Xu 2017, Algorithm 2, Theorems 4.3-4.4; Allen-Zhu & Yuan,
     Improved SVRG for non-strongly-convex or sum-of-non-convex objectives, 2016.
     """
+    secure = secure_randomness(rng)
     rng = start("dp_svrg_pp", problem, budget, rng)
     n, d = problem.n_samples, problem.n_features
     beta = problem.smoothness
@@ -529,6 +565,6 @@ def dp_svrg_pp(
     b = max(1, round(math.sqrt(n))) if batch_size is None else check_steps("batch_size", batch_size)
     m = max(1, math.ceil(n / (b * 2**T))) if inner_steps is None else check_steps("inner_steps", inner_steps)
     lengths = [m * 2**s for s in range(1, T + 1)]
-    return _run(problem, budget, rng, name="dp_svrg_pp", epoch_lengths=lengths, restart_from_snapshot=False,
+    return _run(problem, budget, rng, secure=secure, name="dp_svrg_pp", epoch_lengths=lengths, restart_from_snapshot=False,
                 step_size=eta, batch_size=b, sampling=sampling, snapshot_share=snapshot_share, init=init,
                 snapshot_weights=snapshot_weights(T, snapshot_schedule, 0.5))
