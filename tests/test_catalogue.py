@@ -70,3 +70,45 @@ def test_dense_csr_and_float32_agree(name):
         fits[kind] = fit.coef
     np.testing.assert_allclose(fits["csr"], fits["dense"], rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(fits["float32"], fits["dense"], rtol=1e-2, atol=1e-2)
+
+
+def _leaf_releases(event):
+    """The release events at the leaves of an event tree."""
+    from dperm.privacy import events as ev
+
+    children = getattr(event, "events", None)
+    if children is not None:
+        for child in children:
+            yield from _leaf_releases(child)
+        return
+    inner = getattr(event, "event", None)
+    if inner is not None and not isinstance(event, ev.GaussianRelease):
+        yield from _leaf_releases(inner)
+        return
+    yield event
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("pure", [False, True])
+def test_every_unseeded_fit_releases_only_through_secure_mechanisms(name, pure):
+    """The floating-point defence covers the whole catalogue: with random_state None,
+    every release of every algorithm is a secure Gaussian, a secure (discrete) Laplace,
+    an exact exponential-mechanism draw, or objective perturbation's exactly coupled
+    noise; never a NumPy L2-Laplace or a non-secure Gaussian."""
+    from dperm.privacy import events as ev
+
+    loss, reg, constraint, delta = SPECS[name]
+    if pure and delta > 0 and name not in ("output_perturbation", "gd_output_perturbation",
+                                           "objective_perturbation"):
+        pytest.skip("approximate-DP only")
+    X, y = data(loss)
+    problem = ERMProblem(X, y, loss, reg, constraint)
+    fit = get(name).fit(problem, PrivacyBudget(2.0, 0.0 if pure else delta), rng=None)
+    for leaf in _leaf_releases(fit.event):
+        if isinstance(leaf, ev.GaussianRelease):
+            assert leaf.secure, f"{name}: a non-secure Gaussian release"
+        elif isinstance(leaf, ev.ObjectivePerturbationRelease):
+            assert leaf.noise in ("gaussian", "laplace"), f"{name}: NumPy L2-Laplace objective noise"
+        else:
+            assert isinstance(leaf, (ev.SecureLaplaceRelease, ev.ExponentialMechanismRelease,
+                                     ev.ApproximateDpRelease)), f"{name}: {type(leaf).__name__} on the secure path"
