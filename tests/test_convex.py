@@ -247,7 +247,7 @@ def test_svrg_kernel_corrections_never_exceed_the_public_bound(sparse):
         w, w_sum, scales = w0.copy(), np.zeros(5), np.empty(1)
         args = (problem.y, np.zeros(0), w, w_snap, v_snap, slopes, rows, counts, normals, 1.0, np.array([eta]), 1.0, code, param,
                 0.0, 0.0, 0, 0.0, w_sum, 2.0 * problem.lipschitz, problem.constants.loss_smoothness,
-                problem.data_norm, scales)
+                problem.data_norm, scales, 0.0)
         if sparse:
             _kernels.svrg_steps_csr(Xk.indptr, Xk.indices, Xk.data, *args)
         else:

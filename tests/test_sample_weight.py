@@ -382,7 +382,7 @@ def test_compiled_svrg_kernel_weights_the_corrections(sparse):
     w, w_sum, scales = w0.copy(), np.zeros(2), np.empty(1)
     args = (problem.y, _kernels.weights_of(problem), w, w_snap, np.zeros(2), snap_slopes, rows, counts,
             np.zeros((1, 2)), 1.0, np.array([1.0]), 1.0, code, param, 0.0, 0.0, 0, 0.0, w_sum,
-            2.0 * problem.lipschitz, problem.constants.loss_smoothness, problem.data_norm, scales)
+            2.0 * problem.lipschitz, problem.constants.loss_smoothness, problem.data_norm, scales, 0.0)
     if sparse:
         _kernels.svrg_steps_csr(Xk.indptr, Xk.indices, Xk.data, *args)
     else:
