@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from dperm.algorithms.schedules import sgd_default_schedule, sgd_epochs_schedule, sgd_paper_ratio_schedule
@@ -71,3 +72,27 @@ def test_dp_sgd_defaults_to_the_epochs_schedule_and_keeps_the_paper_ratio_for_a_
     assert (fit.hyperparameters["batch_size"], fit.hyperparameters["steps"]) == sgd_default_schedule(400)
     fit = dp_sgd(problem, budget, rng=1, batch_size=40)
     assert fit.hyperparameters["steps"] == 100  # 400^2 / 40^2: the paper's ratio at the given batch
+
+
+def test_default_batch_grows_to_the_dimension_above_sqrt_n():
+    # unchanged when d <= sqrt(n) (ADULT: n = 32561, d = 110 with the intercept)
+    assert sgd_default_schedule(32561, dim=110) == sgd_default_schedule(32561)
+    b, T = sgd_default_schedule(10**6, dim=10**4)
+    assert b == 10**4 and T == 64 * 10**6 // 10**4
+    assert sgd_default_schedule(500, dim=10**4)[0] == 500  # at most n rows
+    assert sgd_default_schedule(10**6, dim=2000) == (2000, 32000)
+
+
+def test_dp_sgd_takes_the_wide_batch_for_high_dimensional_data():
+    import scipy.sparse as sp
+
+    from dperm.algorithms import get
+    from dperm.privacy import PrivacyBudget
+    from dperm.problem import ERMProblem
+
+    rng = np.random.default_rng(0)
+    X = sp.random(400, 60, density=0.05, random_state=0, format="csr")
+    y = np.where(rng.random(400) < 0.5, 1.0, -1.0)
+    fit = get("dp_sgd").fit(ERMProblem(X, y, "logistic", ("l2", 0.1)), PrivacyBudget(1.0, 1e-5), rng=0)
+    assert (fit.hyperparameters["batch_size"], fit.hyperparameters["steps"]) == sgd_default_schedule(400, dim=60)
+    assert fit.hyperparameters["batch_size"] == 60

@@ -60,12 +60,22 @@ def sgd_steps_for_epochs(n: int, batch_size: int, epochs: float) -> int:
     return max(1, math.ceil(epochs * n / batch_size))
 
 
-def sgd_default_schedule(n: int, epochs: float = DEFAULT_SGD_EPOCHS) -> tuple[int, int]:
+def sgd_default_schedule(n: int, epochs: float = DEFAULT_SGD_EPOCHS, dim: int | None = None) -> tuple[int, int]:
     """dp_sgd's default (batch, steps): the paper-ratio schedule capped at ``epochs`` passes,
     ``b = round(sqrt(n))``, ``T = min(ceil(n^2 / b^2), ceil(epochs n / b))``. Below
     ``n = epochs^2`` (4096 at 64 epochs) it is the paper-ratio schedule; above, ``epochs n``
-    gradients instead of ``n^1.5``."""
+    gradients instead of ``n^1.5``.
+
+    With the dimension ``dim`` (public) above sqrt(n) the batch is ``min(n, dim)`` rows:
+    every step draws ``dim`` normals, and at ``b = round(sqrt(n))`` that noise would cost
+    more than the batch's gradients (sparse rows) while fixing the steps' count at
+    ``epochs sqrt(n)``; at ``b = dim`` the same epochs take ``epochs n / dim`` steps
+    (measured risk cost in docs/performance.md). Data with ``dim <= sqrt(n)`` (ADULT, BANK,
+    CreditCard) are unchanged."""
     b, paper_steps = sgd_paper_ratio_schedule(n)
+    if dim is not None and int(dim) > b:
+        b = min(int(n), int(dim))
+        paper_steps = max(1, math.ceil(n * n / (b * b)))
     return b, min(paper_steps, sgd_steps_for_epochs(n, b, epochs))
 
 
