@@ -403,8 +403,8 @@ def test_unseeded_svrg_releases_every_step_on_its_grid(name, sparse, monkeypatch
     for normals, grid_unit, _ in seen:
         assert grid_unit == unit.grid
         np.testing.assert_array_equal(normals, np.round(normals))  # exact integers K
-    pooled = np.concatenate([n.ravel() for n, _, _ in seen])
-    assert abs(pooled.std() / unit.noise_multiple - 1.0) < 0.1
+    pooled = np.concatenate([n.ravel() for n, _, _ in seen])  # unseeded: allow 6 standard errors of a std
+    assert abs(pooled.std() / unit.noise_multiple - 1.0) < 6.0 / np.sqrt(2.0 * pooled.size)
     seen.clear(), snapshots.clear()
     registry.get(name).fit(problem, PrivacyBudget(1.0, 1e-5), rng=3, epochs=3)
     assert seen and all(grid_unit == 0.0 for _, grid_unit, _ in seen) and not snapshots
