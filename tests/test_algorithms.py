@@ -154,10 +154,10 @@ def test_dp_sgd_accounts_the_sampling_it_runs():
         assert step.event.sensitivity == 2 * problem.lipschitz
         assert dperm.privacy.epsilon(fit.event, 1e-5) <= 1.0 + 1e-3
         assert fit.privacy_spent.epsilon <= 1.0
-    # under replace-one fixed-size batches have Poisson's per-step pair: the same noise
+    # under replace-one a fixed-size batch's step can shift by twice Poisson's: more noise
     poisson = get("dp_sgd").fit(problem, budget, rng=0, sampling="poisson", batch_size=20, steps=300)
     wor = get("dp_sgd").fit(problem, budget, rng=0, sampling="without_replacement", batch_size=20, steps=300)
-    assert wor.event.event.event.sigma == poisson.event.event.event.sigma
+    assert wor.event.event.event.sigma > poisson.event.event.event.sigma
 
 
 def test_sgd_step_size_function_is_the_table_block_by_block():

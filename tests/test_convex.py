@@ -59,10 +59,12 @@ def test_full_batch_phases_compose_as_gaussian_dp():
         pytest.approx(gaussian_dp_epsilon(mu, 1e-5), rel=1e-9)
 
 
-def test_fixed_size_phase_equals_the_poisson_phase():
+def test_fixed_size_phase_costs_more_than_the_poisson_phase():
+    """Under replace-one a fixed-size batch's step shifts by up to twice Poisson's
+    (tests/test_accounting_vs_mechanism.py checks both against the enumerated mechanism)."""
     poisson = epsilon(_phase(1.5, 500, 0.01, "poisson", 1000), 1e-5)
     fixed = epsilon(_phase(1.5, 500, 0.01, "without_replacement", 1000), 1e-5)
-    assert fixed == poisson
+    assert fixed > poisson * 1.05
 
 
 @pytest.mark.parametrize("grid", [1e-3, 1e-4])

@@ -5,10 +5,13 @@ Routes (each a valid upper bound; where several apply the smallest is returned):
 
 - only full-batch Gaussian releases: Gaussian DP in closed form (Dong, Roth, Su 2019),
   exact, ``mu^2 = sum_t (Delta_t / sigma_t)^2``;
-- subsampled Gaussian releases (Poisson, or fixed-size batches, which under replace-one
-  have Poisson's per-step pair, see :mod:`dperm.privacy.events`): dp-accounting's
-  privacy-loss distributions (:mod:`dperm.privacy.pld`), full-batch releases merged into
-  one Gaussian first (exact: composed Gaussians are a Gaussian);
+- subsampled Gaussian releases: dp-accounting's privacy-loss distributions
+  (:mod:`dperm.privacy.pld`), full-batch releases merged into one Gaussian first (exact:
+  composed Gaussians are a Gaussian). Poisson sampling under replace-one takes
+  dp-accounting's REPLACE_ONE pair; fixed-size batches drawn without replacement take the
+  symmetrized pair of Dong, Roth, Su (2019) at twice the shift
+  (:func:`dperm.privacy.pld.fixed_batch_gaussian_pmf`), *not* Poisson's pair: under
+  replace-one the swapped-out row moves the output too;
 - pure releases (L2-Laplace, exponential mechanism): basic composition, and with
   delta > 0 advanced composition, zCDP and the PLD of the randomized-response pair;
 - an :class:`~dperm.privacy.events.ApproximateDpRelease` (a mechanism known only by one
@@ -63,7 +66,7 @@ class _Flat:
     """An event tree reduced to what its accounting depends on."""
 
     gaussian_mu2: float = 0.0  # full-batch Gaussian releases: sum of (Delta / sigma)^2
-    sampled: list = field(default_factory=list)  # (noise ratio sigma/Delta, steps, q)
+    sampled: list = field(default_factory=list)  # (noise ratio sigma/Delta, steps, q, fixed-size batch)
     pure: list = field(default_factory=list)  # (epsilon, count, bounded range)
     approximate: list = field(default_factory=list)  # (epsilon, delta), basic composition
     secure_releases: int = 0  # Gaussian releases by the floating-point-safe sampler
@@ -80,7 +83,7 @@ class _Flat:
 
     def full_batch_mu2(self) -> float:
         """mu^2 of the Gaussian releases with amplification by sampling ignored."""
-        return self.gaussian_mu2 + sum(steps / (r * r) for r, steps, _ in self.sampled)
+        return self.gaussian_mu2 + sum(steps / (r * r) for r, steps, _, _ in self.sampled)
 
 
 def _gaussian_ratio(event) -> float:
@@ -105,17 +108,18 @@ def _flatten(event, flat: _Flat, count: int) -> None:
         if getattr(event, "secure", False):
             flat.secure_releases += count
     elif isinstance(event, (_dpe.PoissonSampledDpEvent, _dpe.SampledWithoutReplacementDpEvent)):
-        if isinstance(event, _dpe.PoissonSampledDpEvent):
-            q = float(event.sampling_probability)
-        else:
+        fixed_size = isinstance(event, _dpe.SampledWithoutReplacementDpEvent)
+        if fixed_size:
             q = event.sample_size / event.source_dataset_size
+        else:
+            q = float(event.sampling_probability)
         if not 0 < q <= 1:
             raise UnsupportedEventError(f"sampling probability must be in (0, 1], got {q}")
         ratio = _gaussian_ratio(event.event)
         if q >= 1.0:
             flat.gaussian_mu2 += count / (ratio * ratio)
         else:
-            flat.sampled.append((ratio, count, q))
+            flat.sampled.append((ratio, count, q, fixed_size))
         if getattr(event.event, "secure", False):
             # each sampled secure release is within e^(+-tau) of the continuous one (the
             # subsampled mixture too): the same slack per release as a full-batch one
@@ -147,14 +151,18 @@ def flatten(event) -> _Flat:
 
 def _components(flat: _Flat) -> tuple:
     merged = (("gaussian", 2.0 / math.sqrt(flat.gaussian_mu2), 1, 1.0),) if flat.gaussian_mu2 > 0 else ()
-    return merged + tuple(("gaussian", 2.0 * r, int(steps), float(q)) for r, steps, q in flat.sampled) + tuple(
+    # dp-accounting's noise multipliers: REPLACE_ONE reads z as sigma / (Delta / 2); the
+    # fixed-size pair is add-or-remove's at shift Delta, z = sigma / Delta
+    return merged + tuple(("fixed_batch_gaussian", r, int(steps), float(q)) if fixed else
+                          ("gaussian", 2.0 * r, int(steps), float(q)) for r, steps, q, fixed in flat.sampled) + tuple(
         ("pure", float(e), int(c)) for e, c, _ in flat.pure)
 
 
 def _step_scale(flat: _Flat) -> tuple[float | None, int | None]:
     if not flat.sampled:
         return None, None
-    return (min(step_gdp_mu(q, r) for r, _, q in flat.sampled), max(steps for _, steps, _ in flat.sampled))
+    return (min(step_gdp_mu(q, r / 2.0 if fixed else r) for r, _, q, fixed in flat.sampled),
+            max(steps for _, steps, _, _ in flat.sampled))
 
 
 def _renyi_curve_of_selections(events):
@@ -246,9 +254,9 @@ def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
         # sampling ignored: the closed form, and the only route for nearly noiseless steps
         closed = gaussian_dp_epsilon(math.sqrt(flat.full_batch_mu2()), delta)
         candidates.append(closed)
-        if min(r for r, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
+        if min(r for r, _, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
             return min(candidates)
-    elif flat.sampled and min(r for r, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
+    elif flat.sampled and min(r for r, _, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
         return min(candidates)
     components = _components(flat)
     if grid is not None:
@@ -474,10 +482,10 @@ def _calibrate(make_event, budget: PrivacyBudget, rtol: float) -> tuple[float, f
     # gives nearly noiseless steps, it is the answer (see ACCOUNTANT_MIN_RATIO).
     target_mu = gaussian_dp_mu(budget.epsilon, budget.delta) if budget.delta > 0 else None
     probe = flat_at(1.0)
-    steps = max((s for _, s, _ in probe.sampled), default=None)
+    steps = max((s for _, s, _, _ in probe.sampled), default=None)
     if probe.sampled and not probe.pure and not probe.approximate and target_mu is not None:
         x_full = _solve_monotone(lambda x: math.sqrt(flat_at(x).full_batch_mu2()) - target_mu)
-        if x_full is not None and min(r for r, _, _ in flat_at(x_full).sampled) < ACCOUNTANT_MIN_RATIO:
+        if x_full is not None and min(r for r, _, _, _ in flat_at(x_full).sampled) < ACCOUNTANT_MIN_RATIO:
             return _certify_upwards(make_event, x_full, budget)
     grid = None
     if steps is not None and target_mu is not None:
@@ -519,8 +527,8 @@ def _clt_mu(flat: _Flat) -> float:
     """The central-limit Gaussian-DP parameter of the whole event (Bu, Dong, Long, Su 2020),
     pure releases counted at their epsilon: only a guess."""
     total = flat.gaussian_mu2 + sum(c * e * e for e, c, _ in flat.pure)
-    for r, steps, q in flat.sampled:
-        exponent = 1.0 / (r * r)
+    for r, steps, q, fixed in flat.sampled:
+        exponent = 1.0 / (r * r) * (4.0 if fixed else 1.0)  # a fixed-size step shifts by twice as much
         total += steps * q * q * math.expm1(exponent) if exponent < 700 else math.inf
     return math.sqrt(total)
 

@@ -22,8 +22,11 @@ fails loudly if a new dp-accounting changes them; the supported versions are pin
 Components
 ----------
 ``("gaussian", z, steps, q)``: ``steps`` releases of dp-accounting's ``GaussianDpEvent(z)``,
-Poisson-subsampled with rate q (q = 1: full batch); ``("pure", epsilon, count)``: ``count``
-pure epsilon-DP releases (their dominating pair, the randomized-response PLD).
+Poisson-subsampled with rate q (q = 1: full batch); ``("fixed_batch_gaussian", z, steps, q)``:
+``steps`` Gaussian releases of a fixed-size batch (rate q = b/n, drawn without replacement)
+under replace-one, z = sigma / Delta (see :func:`fixed_batch_gaussian_pmf`);
+``("pure", epsilon, count)``: ``count`` pure epsilon-DP releases (their dominating pair, the
+randomized-response PLD).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["SUPPORTED_VERSIONS", "check_internals", "pld_epsilon", "pld_delta", "pld_grid", "PLD_FINEST_GRID",
+           "fixed_batch_gaussian_pmf", "hockey_stick_curve",
            "repeat_and_select_curve", "renyi_epsilon", "renyi_delta"]
 
 # dp-accounting versions whose internals this module was checked against.
@@ -109,6 +113,88 @@ def _gaussian_pld(noise_multiplier: float, steps: int, q: float, grid: float):
     return _self_composed(single, steps)
 
 
+def hockey_stick_curve(pmf, epsilons: np.ndarray) -> np.ndarray:
+    """``delta(eps) = E[(1 - e^(eps - L))_+] + P(L = inf)`` of a dense dp-accounting PLD pmf
+    at sorted ``epsilons`` (vectorized: dp-accounting's own loops in Python)."""
+    losses = (np.arange(pmf.size) + pmf._lower_loss) * pmf._discretization
+    probs = np.asarray(pmf._probs, dtype=np.float64)
+    # tail sums over losses >= eps: sum p and sum p e^(-L), from the top down
+    tail_mass = np.concatenate([np.cumsum(probs[::-1])[::-1], [0.0]])
+    tail_scaled = np.concatenate([np.cumsum((probs * np.exp(-losses))[::-1])[::-1], [0.0]])
+    first = np.searchsorted(losses, epsilons, side="left")
+    deltas = pmf._infinity_mass + tail_mass[first] - np.exp(epsilons) * tail_scaled[first]
+    return np.clip(deltas, 0.0, 1.0)
+
+
+def fixed_batch_gaussian_pmf(noise_ratio: float, q: float, grid: float):
+    """A pessimistic PLD pmf of one Gaussian release of a fixed-size batch under replace-one.
+
+    The mechanism: a batch of b = q n rows drawn uniformly without replacement, the sum of
+    their vectors (each of norm <= C) plus ``N(0, sigma^2 I)``, ``noise_ratio = sigma /
+    (2C)`` (dperm's sigma / Delta). Couple the neighbours by a uniform b-subset S of the
+    n - 1 common rows and, with probability q, swapping a uniform member j of S for the
+    differing row: given (S, j) the outputs are ``(1-q) N(0) + q N(a)`` against
+    ``(1-q) N(0) + q N(b)`` (up to a common shift), ``a = x_i - x_j``, ``b = x_i' - x_j``, of
+    norms <= 2C and ``|a - b| <= 2C``. By the advanced joint convexity of Balle, Barthe,
+    Gaboardi (2018, Theorem 2) each such pair, in either order, is dominated for every
+    ``e^eps >= 1`` by the *remove* pair ``((1-q) N(0) + q N(2C), N(0))`` of Poisson
+    sampling under add-or-remove at noise multiplier ``sigma / (2C)``; with the reversed
+    order and joint convexity over (S, j), the step's trade-off function is at least
+    Dong, Roth, Su's (2019, Theorem 9) symmetrized ``C_q(G_{2C/sigma})``, whose privacy
+    curve is the pointwise maximum of the remove and the add curves, at every real eps.
+    It is tight for one step: D holding one row of gradient +C e among rows of -C e and D'
+    with that row at -C e realize the remove pair.
+
+    Composition uses the symmetrized pair itself (f-DP composes adaptively; Dong, Roth,
+    Su 2019, Theorem 4): composing the remove and the add pairs separately, as for Poisson
+    sampling under add-or-remove, is not justified here, since an adaptive run can meet
+    remove-like steps and add-like steps on the same pair of datasets. The pmf is the
+    pessimistic connect-the-dots discretization (Doroshenko, Ghazi, Kamath, Kumar,
+    Manurangsi 2022) of the maximum of the two curves of dp-accounting's (pessimistic)
+    add-or-remove pmfs, on their common loss grid.
+    """
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    both = pld.from_gaussian_mechanism(standard_deviation=noise_ratio, value_discretization_interval=grid,
+                                       sampling_prob=q, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
+    remove, add = both._pmf_remove.to_dense_pmf(), both._pmf_add.to_dense_pmf()  # checked by check_internals
+    top = max(remove._lower_loss + remove.size, add._lower_loss + add.size)
+    bottom = min(remove._lower_loss, add._lower_loss, -top)
+    rounded = np.arange(bottom - 1, top + 2)
+    epsilons = rounded * grid
+    curves = np.vstack([hockey_stick_curve(remove, epsilons), hockey_stick_curve(add, epsilons)])
+    source = np.argmax(curves, axis=0)
+    deltas = np.maximum.accumulate(curves.max(axis=0)[::-1])[::-1]  # non-increasing (raising keeps it pessimistic)
+    connected = pld_pmf.create_pmf_pessimistic_connect_dots(grid, rounded, deltas).to_dense_pmf()
+    # Connect-the-dots of a discrete PLD's own curve on its support grid gives back its
+    # masses: where a point and its two neighbours take the same curve, copy that pmf's
+    # mass (the second differences of a computed curve amplify rounding by 1/grid^2);
+    # only the few points where the maximum switches curves keep connect-the-dots' mass.
+    probs = np.zeros(rounded.size)
+    probs[rounded - connected._lower_loss >= 0] = 0.0
+    offset = rounded[0]
+    probs[connected._lower_loss - offset:connected._lower_loss - offset + connected.size] = connected._probs
+    same = np.zeros(rounded.size, dtype=bool)
+    same[1:-1] = (source[:-2] == source[1:-1]) & (source[2:] == source[1:-1])
+    for index, pmf in enumerate((remove, add)):
+        own = np.zeros(rounded.size)
+        own[pmf._lower_loss - offset:pmf._lower_loss - offset + pmf.size] = pmf._probs
+        mask = same & (source == index)
+        probs[mask] = own[mask]
+    return pld_pmf.create_pmf(loss_probs=dict(zip(rounded.tolist(), probs.tolist())), discretization=grid,
+                              infinity_mass=float(deltas[-1]), pessimistic_estimate=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_batch_pld(noise_ratio: float, steps: int, q: float, grid: float):
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    single = PrivacyLossDistribution(fixed_batch_gaussian_pmf(noise_ratio, q, grid))  # symmetric pair
+    return _self_composed(single, steps) if steps > 1 else single
+
+
 @functools.lru_cache(maxsize=256)
 def _pure_pld(epsilon: float, count: int, grid: float):
     """``count`` pure epsilon-DP releases: the randomized-response pair dominates every
@@ -130,6 +216,9 @@ def _composed(components: Sequence[tuple], grid: float):
         if component[0] == "gaussian":
             _, z, steps, q = component
             total = total.compose(_gaussian_pld(z, steps, q, grid))
+        elif component[0] == "fixed_batch_gaussian":
+            _, ratio, steps, q = component
+            total = total.compose(_fixed_batch_pld(ratio, steps, q, grid))
         elif component[0] == "pure":
             _, epsilon, count = component
             total = total.compose(_pure_pld(epsilon, count, grid))
