@@ -189,3 +189,32 @@ def test_audit_lower_bound_below_the_claim(algorithm, epsilon, delta):
 def test_audit_catches_half_the_noise(algorithm, epsilon, delta):
     result = A.audit(algorithm, epsilon, delta, miscalibrated=True, seed=2)
     assert result.violation, str(result)
+
+
+def test_swapped_row_pair_is_replace_one_and_realizes_twice_the_shift():
+    pair = A.swapped_row_pair(8, 3)
+    assert list(pair.differing_rows()) == [0]
+    assert np.all(np.linalg.norm(pair.X, axis=1) == 1.0)
+    # linear regime gradients -y x: D's rows all -e_1; D' has one +e_1 among them
+    grads_d, grads_d2 = -pair.y[:, None] * pair.X, -pair.y_prime[:, None] * pair.X
+    assert np.allclose(grads_d, -np.eye(3)[0]) and np.allclose(grads_d2[0], np.eye(3)[0])
+
+
+@pytest.mark.slow
+def test_audit_catches_fixed_size_batches_accounted_as_poisson(monkeypatch):
+    """The accounting of b85596c restored (a fixed-size batch given Poisson sampling's
+    replace-one pair): the fixed-batch audit must report a violation at the claim."""
+    from dperm.privacy import accountant
+
+    def poisson_components(flat):
+        merged = (("gaussian", 2.0 / math.sqrt(flat.gaussian_mu2), 1, 1.0),) if flat.gaussian_mu2 > 0 else ()
+        return merged + tuple(("gaussian", 2.0 * r, int(s), float(q)) for r, s, q, _ in flat.sampled) + tuple(
+            ("pure", float(e), int(c)) for e, c, _ in flat.pure)
+
+    monkeypatch.setattr(accountant, "_components", poisson_components)
+    accountant.clear_cache()
+    try:
+        result = A.audit("dp_sgd_fixed_batch", 2.0, 1e-2, seed=3)
+    finally:
+        accountant.clear_cache()
+    assert result.violation, str(result)

@@ -10,7 +10,7 @@ audit must catch. See docs/audit.md.
 
 from .core import AuditResult, audit, audit_suite, run_mechanism
 from .families import FAMILIES, SUITE, Family, Scenario, family
-from .neighbours import NeighbourPair, label_flip_pair
+from .neighbours import NeighbourPair, label_flip_pair, swapped_row_pair
 from .stats import (
     ThresholdTest,
     choose_threshold,
@@ -23,7 +23,7 @@ from .stats import (
 __all__ = [
     "AuditResult", "audit", "audit_suite", "run_mechanism",
     "FAMILIES", "SUITE", "Family", "Scenario", "family",
-    "NeighbourPair", "label_flip_pair",
+    "NeighbourPair", "label_flip_pair", "swapped_row_pair",
     "ThresholdTest", "choose_threshold", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_lower_bound",
     "evaluate_threshold",
 ]

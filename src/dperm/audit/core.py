@@ -189,7 +189,8 @@ def audit(
     algorithm : str
         A catalogue name with an audit scenario: ``output_perturbation`` (Gaussian when
         delta > 0, L2-Laplace when delta = 0), ``gd_output_perturbation``,
-        ``objective_perturbation``, ``noisy_gd``, ``dp_gd``, ``dp_sgd``,
+        ``objective_perturbation``, ``noisy_gd``, ``dp_gd``, ``dp_sgd`` (Poisson batches),
+        ``dp_sgd_fixed_batch`` (dp_sgd with fixed-size batches on the swapped-row pair),
         ``exponential_mechanism``, ``dp_fw_l1``.
     epsilon, delta : float
         The claim to audit. The mechanism runs at this budget unless mis-calibrated.
@@ -245,8 +246,8 @@ def audit(
         raise ValueError(f"epsilon_run must be a finite number > 0, got {epsilon_run}")
     started = time.perf_counter()
     scenario = fam.build(epsilon, delta, epsilon_run)
-    on_d, on_d_prime, (spent_eps, spent_delta) = run_mechanism(algorithm, scenario, epsilon_run, delta, runs, seed,
-                                                               progress)
+    on_d, on_d_prime, (spent_eps, spent_delta) = run_mechanism(fam.algorithm, scenario, epsilon_run, delta, runs,
+                                                               seed, progress)
     claim_eps, claim_delta = min(epsilon, spent_eps), min(delta, spent_delta)
     k = int(runs * SELECTION_SHARE)
     chosen = choose_threshold(on_d[:k], on_d_prime[:k], claim_delta, confidence)

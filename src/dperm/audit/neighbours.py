@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NeighbourPair", "label_flip_pair"]
+__all__ = ["NeighbourPair", "label_flip_pair", "swapped_row_pair"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,3 +118,23 @@ def label_flip_pair(n: int, d: int, *, data_norm: float = 1.0, offset: float = 0
     direction = np.zeros(d)
     direction[0] = 1.0
     return NeighbourPair(X=X, y=y, X_prime=X.copy(), y_prime=y_prime, index=0, direction=direction)
+
+
+def swapped_row_pair(n: int, d: int, *, data_norm: float = 1.0) -> NeighbourPair:
+    """The worst pair for fixed-size batches under replace-one: every row is
+    ``(data_norm e_1, +1)``, and D' flips the canary's label.
+
+    In the linear regime every row's gradient is ``-y x``: on D all of them are
+    ``-data_norm e_1``, so every batch sums to the same vector; on D' a batch that holds
+    the canary has swapped one ``-data_norm e_1`` for ``+data_norm e_1``, a shift of
+    ``2 data_norm``, twice the per-row bound. The pair of outputs is then add-or-remove
+    Poisson sampling at twice the shift, which is what a fixed-size batch's accounting
+    must cover (Poisson's replace-one pair covers only half of it).
+    """
+    pair = label_flip_pair(n, d, data_norm=data_norm)
+    y = np.ones(pair.n_samples)
+    X = np.zeros_like(pair.X)
+    X[:, 0] = float(data_norm)
+    y_prime = y.copy()
+    y_prime[pair.index] = -1.0
+    return NeighbourPair(X=X, y=y, X_prime=X.copy(), y_prime=y_prime, index=pair.index, direction=pair.direction)

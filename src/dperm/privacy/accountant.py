@@ -363,6 +363,7 @@ def clear_cache() -> None:
     from . import pld
 
     pld._full_batch_pld.cache_clear()
+    pld._fixed_batch_step.cache_clear()
     pld._pure_pld.cache_clear()
 
 

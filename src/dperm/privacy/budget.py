@@ -7,6 +7,7 @@ differ in one row.
 from __future__ import annotations
 
 import math
+import os
 import numbers
 import threading
 import warnings
@@ -240,7 +241,12 @@ class BudgetAccountant:
 
     @classmethod
     def load(cls, path) -> "BudgetAccountant":
-        """The accountant saved by :meth:`save`, with its charges recomposed."""
+        """The accountant saved by :meth:`save`, its charges composed again by the current
+        accountant (so a ledger written by an older dperm is re-accounted with today's
+        routes). Where they now compose to more than the total -- a ledger holding
+        fixed-size-batch fits charged before dperm 0.1.1 accounted them correctly -- the
+        ledger is loaded as it is, its spend shown in full, a :class:`PrivacyWarning` says
+        so, and every further charge is refused."""
         import json
 
         from .events import from_description
@@ -248,8 +254,19 @@ class BudgetAccountant:
         with open(path) as handle:
             data = json.load(handle)
         accountant = cls(data["epsilon"], data["delta"])
-        for charge in data["charges"]:
-            accountant.charge(from_description(charge["event"]), charge.get("label", ""))
+        charges = [(from_description(c["event"]), c.get("label", "")) for c in data["charges"]]
+        for event, _ in charges:
+            accountant._check_event(event)
+        accountant._events = [event for event, _ in charges]
+        accountant._labels = [label for _, label in charges]
+        total = accountant._composed_epsilon(accountant._events)
+        accountant._spent_epsilon = total
+        if not total <= accountant.total.epsilon * (1 + cls._RELATIVE_SLACK):
+            warnings.warn(
+                f"the ledger {os.fspath(path)!r} is overspent: its charges compose to epsilon={total:.6g} at "
+                f"delta={accountant.total.delta:g}, over its total epsilon={accountant.total.epsilon:g} (they were "
+                "charged under an accounting that understated them, e.g. fixed-size batches before dperm 0.1.1); "
+                "no further charge is possible", PrivacyWarning, stacklevel=2)
         return accountant
 
     @property

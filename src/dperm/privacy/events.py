@@ -27,11 +27,14 @@ google/differential-privacy issue #378): never hand it a bare Gaussian event.
 Fixed-size batches
 ------------------
 Under replace-one, a batch of b rows drawn uniformly without replacement from n holds the
-differing row with probability q = b/n, and given the other rows of the batch (the same
-for both neighbours) the two outputs are ``(1 - q) P + q P_x`` versus ``(1 - q) P + q P_x'``:
-the pair of Poisson sampling with rate q. The accountant therefore treats
-``SampledWithoutReplacementDpEvent(n, b, event)`` exactly as
-``PoissonSampledDpEvent(b / n, event)`` (PLD), which is tight, instead of the RDP bound.
+differing row with probability q = b/n, and then it has *displaced* a row that the
+neighbour's batch holds: given the batch, the two outputs are mixtures whose components
+differ by ``f(x_i) - f(x_j)``, up to 2C for vectors clipped to C, not C. They are not
+Poisson sampling's pair. The accountant composes, per step, Dong, Roth, Su's (2019)
+symmetrized pair of add-or-remove Poisson sampling at twice the shift
+(:func:`dperm.privacy.pld.fixed_batch_gaussian_pmf`, which gives the argument), tight for
+one step; ``tests/test_accounting_vs_mechanism.py`` checks it against the enumerated
+mechanism.
 """
 
 from __future__ import annotations

@@ -54,6 +54,13 @@ def check_internals() -> None:
     missing = [name for name in ("_pmf_remove", "_pmf_add", "_symmetric") if not hasattr(probe, name)]
     if not hasattr(pld_pmf, "_MAX_PMF_SPARSE_SIZE") or not hasattr(pld_pmf, "SparsePLDPmf"):
         missing.append("pld_pmf._MAX_PMF_SPARSE_SIZE / SparsePLDPmf")
+    for name in ("create_pmf_pessimistic_connect_dots", "create_pmf"):
+        if not callable(getattr(pld_pmf, name, None)):
+            missing.append(f"pld_pmf.{name}")
+    dense = probe._pmf_remove.to_dense_pmf() if hasattr(probe, "_pmf_remove") else None
+    if dense is not None:
+        missing += [f"DensePLDPmf.{name}" for name in ("_lower_loss", "_probs", "_infinity_mass", "_discretization")
+                    if not hasattr(dense, name)]
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     if not callable(getattr(rdp, "_compute_rdp_repeat_and_select", None)):
@@ -187,11 +194,16 @@ def fixed_batch_gaussian_pmf(noise_ratio: float, q: float, grid: float):
                               infinity_mass=float(deltas[-1]), pessimistic_estimate=True)
 
 
-@functools.lru_cache(maxsize=64)
-def _fixed_batch_pld(noise_ratio: float, steps: int, q: float, grid: float):
+@functools.lru_cache(maxsize=16)
+def _fixed_batch_step(noise_ratio: float, q: float, grid: float):
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    single = PrivacyLossDistribution(fixed_batch_gaussian_pmf(noise_ratio, q, grid))  # symmetric pair
+    return PrivacyLossDistribution(fixed_batch_gaussian_pmf(noise_ratio, q, grid))  # a symmetric pair
+
+
+def _fixed_batch_pld(noise_ratio: float, steps: int, q: float, grid: float):
+    """``steps`` fixed-size-batch releases (not cached: at T ~ 1e9 one takes gigabytes)."""
+    single = _fixed_batch_step(noise_ratio, q, grid)
     return _self_composed(single, steps) if steps > 1 else single
 
 
