@@ -231,10 +231,12 @@ def test_estimator_accepts_lists_pandas_and_a_scalar_weight():
         np.testing.assert_array_equal(est.fit(X, y, sample_weight=s).coef_, reference)
 
 
-def test_all_zero_weights_are_refused():
+def test_all_zero_weights_fit_like_any_other():
+    """Weights are private: all zeros (a fit on no data) release a noisy model instead of
+    an error that would tell about them (tests/test_failure_paths.py checks the model)."""
     X, y = data("logistic", n=40)
-    with pytest.raises(ValueError, match="zero"):
-        dperm.DPLogisticRegression(classes=[-1, 1]).fit(X, y, sample_weight=np.zeros(40))
+    model = dperm.DPLogisticRegression(classes=[-1, 1], random_state=0).fit(X, y, sample_weight=np.zeros(40))
+    assert np.all(np.isfinite(model.coef_))
 
 
 DASK_ALGORITHMS = {  # a full-batch algorithm of each kind (Hessian, gradient, Hessian-vector), short runs

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "check_matrix", "check_vector", "check_positive", "check_fraction", "check_sample_weight", "DataNormWarning",
+    "non_numeric_columns_error",
 ]
 
 
@@ -110,6 +111,24 @@ def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return y
+
+
+def non_numeric_columns_error(X) -> ValueError:
+    """The error for features that are not numbers, naming the columns (the table's schema),
+    never a value (values are data; scikit-learn's own message quotes the first one)."""
+    columns = getattr(X, "columns", None)
+    dtypes = getattr(X, "dtypes", None)
+    if columns is not None and dtypes is not None:
+        import pandas as pd
+
+        names = [str(c) for c, t in zip(columns, dtypes) if not (pd.api.types.is_numeric_dtype(t)
+                                                                  or pd.api.types.is_bool_dtype(t))]
+        where = f"columns {names}" if names else "columns"
+    else:
+        where = "entries"
+    return ValueError(f"X has non-numeric {where}; encode categorical features first, privately: "
+                      "dperm.make_pipeline(estimator, epsilon=...) does it with declared or privately chosen "
+                      "categories (docs/your-data.md)")
 
 
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:

@@ -307,24 +307,33 @@ def _linf_bound(problem: ERMProblem) -> float:
     return float(problem.data_norm)
 
 
-def _l1_loss_slope(problem: ERMProblem, radius: float) -> float:
-    """L_phi: sup |phi'(a, y)| over the margins reachable on the L1 ball,
-    ``|<w, x>| <= ||w||_1 ||x||_inf <= R X_inf``, and the declared labels."""
-    return float(problem.loss.lipschitz(radius * _linf_bound(problem), problem.label_bound))
+def _l1_gradient_bound(problem: ERMProblem, radius: float) -> float:
+    """A public bound on ``||grad f(w; x, y)||_inf`` over the L1 ball of ``radius``.
+
+    A margin loss: ``L_phi X_inf``, L_phi = sup |phi'(a, y)| over the margins reachable
+    there, ``|<w, x>| <= ||w||_1 ||x||_inf <= R X_inf``, and the declared labels. A
+    custom loss: its declared bound on the gradient's L2 norm (enforced by clipping),
+    which bounds the infinity norm too."""
+    from ..problem.custom import CustomLoss
+
+    if isinstance(problem.loss, CustomLoss):
+        return float(problem.loss.lipschitz)
+    X_inf = _linf_bound(problem)
+    return float(problem.loss.lipschitz(radius * X_inf, problem.label_bound)) * X_inf
 
 
 def l1_score_sensitivity(problem: ERMProblem, radius: float | None = None) -> float:
     """Replace-one sensitivity of the vertex scores ``u(+-R e_j) = -+R (grad F)_j``.
 
-    Replacing row i changes the mean gradient by ``(phi'_i x_i - phi'_i' x_i') / n``,
-    whose every coordinate is at most ``2 L_phi X_inf / n`` in absolute value (the l2
-    part of the regularizer does not depend on the data). So every score moves by at
-    most ``Delta = 2 R L_phi X_inf / n``, with ``X_inf`` the public bound on
-    ``||x||_inf`` (here ``data_norm``, see :func:`_linf_bound`) and L_phi the loss's
-    derivative bound at margins ``R X_inf``.
+    Replacing row i changes the mean gradient by ``(g_i - g_i') / n``, whose every
+    coordinate is at most ``2 G_inf / n`` in absolute value (the l2 part of the
+    regularizer does not depend on the data). So every score moves by at most
+    ``Delta = 2 R G_inf / n``, with G_inf the public bound of :func:`_l1_gradient_bound`
+    (``L_phi X_inf`` for a margin loss: ``X_inf`` the public bound on ``||x||_inf``,
+    here ``data_norm``, and L_phi the loss's derivative bound at margins ``R X_inf``).
     """
     R = problem.constraint.radius if radius is None else float(radius)
-    return 2.0 * R * _l1_loss_slope(problem, R) * _linf_bound(problem) / problem.n_samples
+    return 2.0 * R * _l1_gradient_bound(problem, R) / problem.n_samples
 
 
 def l1_vertex_scores(problem: ERMProblem, w, radius: float | None = None) -> np.ndarray:
@@ -358,9 +367,8 @@ def dp_fw_l1_default_steps(problem: ERMProblem, budget: PrivacyBudget, w0=None) 
     """
     d = problem.n_features
     R = problem.constraint.radius
-    X_inf = _linf_bound(problem)
     w1 = 0.0 if w0 is None else float(np.abs(w0).sum())
-    G1 = _l1_loss_slope(problem, R) * X_inf + problem.regularizer.l2 * R
+    G1 = _l1_gradient_bound(problem, R) + problem.regularizer.l2 * R
     A = G1 * (R + w1) + 2.0 * problem.smoothness * R * R
     M = 2.0 * l1_score_sensitivity(problem) * (math.log(2.0 * d) + 1.0)
     if M <= 0 or A <= 0:
@@ -518,7 +526,7 @@ def dp_fw_l1(
     coef, selected, iterates = _run(problem, w0, gammas, select, rng, output, keep_iterates)
     gap_bound = None
     if gamma is not None:
-        G1 = _l1_loss_slope(problem, R) * _linf_bound(problem) + problem.regularizer.l2 * R
+        G1 = _l1_gradient_bound(problem, R) + problem.regularizer.l2 * R
         A = G1 * (R + float(np.abs(w0).sum()))
         gap_bound = (A / (gamma * T) + 2.0 * problem.smoothness * gamma * R * R
                      + 2.0 * sensitivity / e0 * (math.log(2.0 * d) + 1.0))

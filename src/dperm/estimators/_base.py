@@ -3,6 +3,7 @@ intercept handling and the privacy accounting of one-vs-rest."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from numbers import Real
 
@@ -11,7 +12,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._validation import check_sample_weight
+from .._validation import check_sample_weight, non_numeric_columns_error
+
+# scikit-learn >= 1.6 refuses all-zero weights unless told otherwise (older ones accept them)
+_ALLOW_ZERO_WEIGHTS = ({"allow_all_zero_weights": True}
+                       if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters else {})
 from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
@@ -86,10 +91,14 @@ class DPLinearModelMixin(BaseEstimator):
         if is_dask_collection(X):  # X stays on the cluster, checked block by block
             return dask_input.validate(self, X, y, reset=reset)
         kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
-        if y is None:
-            return validate_data(self, X, **kwargs)
-
-        return validate_data(self, X, y, y_numeric=False, **kwargs)
+        try:
+            if y is None:
+                return validate_data(self, X, **kwargs)
+            return validate_data(self, X, y, y_numeric=False, **kwargs)
+        except ValueError as err:
+            if "could not convert" in str(err):  # scikit-learn's message quotes a data value
+                raise non_numeric_columns_error(X) from None
+            raise
 
     def _effective_norm(self) -> float:
         return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)
@@ -126,7 +135,7 @@ class DPLinearModelMixin(BaseEstimator):
     @staticmethod
     def _sample_weight(sample_weight, X):
         """``sample_weight`` validated as scikit-learn does (shape, finite values, a number
-        broadcast, not all zero), then checked to lie in [0, 1] (privacy: a record's weight
+        broadcast; all zeros allowed), then checked to lie in [0, 1] (privacy: a record's weight
         may only shrink its influence); ``None`` stays ``None`` (an unweighted fit). With
         Dask data the weights are checked (shape, [0, 1]) block by block when the problem is
         built, never gathered."""
@@ -136,7 +145,10 @@ class DPLinearModelMixin(BaseEstimator):
             return sample_weight
         if is_dask_collection(sample_weight):
             raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        # all-zero weights are a fit on no data, which releases a noisy model like any
+        # other: refusing them would tell the person running the fit something about them
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                                             **_ALLOW_ZERO_WEIGHTS)
         return check_sample_weight(sample_weight, X.shape[0])
 
     def _budget(self) -> PrivacyBudget:

@@ -101,10 +101,10 @@ class MarginLoss:
         if self.binary:
             bad = ~np.isin(y, (-1.0, 1.0))
             if np.any(bad):
+                # the message names the condition, never a label value (labels are data)
                 raise ValueError(
-                    f"the {self.name!r} loss needs labels in {{-1, +1}}; found "
-                    f"{np.unique(y[bad])[:5].tolist()}. Map binary labels to -1/+1 "
-                    "(the estimators do this for any two classes)."
+                    f"the {self.name!r} loss needs labels in {{-1, +1}} and some labels are not; map binary "
+                    "labels to -1/+1 (the estimators do this for any two declared classes)"
                 )
 
     def __repr__(self) -> str:
