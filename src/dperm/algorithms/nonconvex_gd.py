@@ -404,8 +404,8 @@ def rrpsgd(
     independently of the data, so the run is at most as revealing as all T_max steps:
     sigma is the smallest noise the accountant certifies for the event of T_max
     subsampled Gaussian steps of the sampling that runs (``PoissonSampledDpEvent``, or
-    ``SampledWithoutReplacementDpEvent`` for fixed-size batches, which under replace-one
-    has Poisson's per-step pair; both by the privacy-loss distribution, see
+    ``SampledWithoutReplacementDpEvent`` for fixed-size batches, whose step under
+    replace-one can shift by twice Poisson's; both by the privacy-loss distribution, see
     :mod:`dperm.privacy.events`), via :func:`~dperm.privacy.mechanisms.calibrate_and_charge`.
     The paper's noise
     ``sigma^2 = 4 L^2 log(3n/delta) log(2/delta) / eps^2`` (Theorem 4, eps <= 1) comes

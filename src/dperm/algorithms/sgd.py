@@ -3,8 +3,8 @@
 Each step samples a batch, sums its per-example loss gradients (each of norm <= L, so
 the sum has replace-one sensitivity 2L), adds ``N(0, sigma^2 I)`` and divides by the
 batch size. Its event is T subsampled Gaussian releases, for the sampling actually used
-(Poisson, or fixed-size batches without replacement, which under replace-one have the same
-per-step pair: both by PLD, see :mod:`dperm.privacy.events`). The per-example loop runs compiled (numba); randomness is drawn in blocks
+(Poisson, or fixed-size batches without replacement, whose step under replace-one can
+shift by twice Poisson's: each by its own PLD, see :mod:`dperm.privacy.events`). The per-example loop runs compiled (numba); randomness is drawn in blocks
 from the caller's Generator.
 """
 
@@ -176,9 +176,10 @@ def dp_sgd(
         ``ceil(n^2 / b^2)``, which keeps the paper's ratio ``q sqrt(T) = 1`` between
         sampling rate and steps (T = n^2 at b = 1; ``schedules.sgd_paper_ratio_schedule``).
     sampling : {"poisson", "without_replacement"}
-        Fixed-size uniform batches without replacement, or Poisson sampling with rate b/n;
-        under replace-one both have the same per-step privacy-loss pair and are accounted
-        by the same PLD (tight). The event always matches the sampling that runs.
+        Fixed-size uniform batches without replacement, or Poisson sampling with rate b/n
+        (the default: under replace-one a fixed-size batch's step can shift by twice
+        Poisson's, so it needs more noise for the same budget). Each is accounted by its
+        own tight pair (PLD); the event always matches the sampling that runs.
     step_size : "theorem" or float
         "theorem" (Bassily, Smith, Thakurta 2014 Theorem 2.4): ``eta_t = 1 / (mu t)`` when F is mu-strongly
         convex, else ``eta_t = ||C|| / (G sqrt t)`` with ||C|| the diameter of C and

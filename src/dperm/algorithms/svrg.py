@@ -23,8 +23,8 @@ Gaussian noise (ALGORITHMS.md):
    a subsampled Gaussian mechanism with the same noise ratio, whatever c is.
 
 Both phases form one event (full-batch Gaussian snapshot releases composed with T
-subsampled Gaussian inner releases), accounted exactly by the one accountant (PLD, with
-fixed-size batches accounted as Poisson ones, which under replace-one is exact). The noise of the inner steps shrinks as
+subsampled Gaussian inner releases), accounted exactly by the one accountant (PLD; a
+fixed-size batch by the pair of :func:`dperm.privacy.pld.fixed_batch_gaussian_pmf`). The noise of the inner steps shrinks as
 the iterates approach the snapshot, which is what makes variance reduction pay off
 under privacy. The regularizer (l1, l2, elastic net) enters through its proximal map
 and costs no privacy.
