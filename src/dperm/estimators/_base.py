@@ -180,6 +180,44 @@ class DPLinearModelMixin(BaseEstimator):
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         return check_sample_weight(sample_weight, X.shape[0])
 
+    def _class_weighted(self, sample_weight, y):
+        """``sample_weight`` times the declared ``class_weight`` of each row's label, scaled
+        into [0, 1] by the largest weight (labels absent from the dict weigh 1, as in
+        scikit-learn). The weights are public (declared); each row's weight is a function
+        of its own label, part of its private record, so the guarantee is that of
+        ``sample_weight`` (docs/estimators.md, "Class weights"). ``"balanced"`` is refused:
+        it needs the class counts, which are data."""
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return sample_weight
+        if isinstance(class_weight, str):
+            if class_weight == "balanced":
+                raise ValueError(
+                    "class_weight='balanced' is refused: it divides by the class counts, which are private (a "
+                    "statistic of the data, not covered by the fit's budget). Declare the weights as a dict from "
+                    "public knowledge (e.g. known class shares: {label: 1 / share}), or count the classes "
+                    "privately first (a noisy histogram, e.g. the discrete Laplace mechanism, at a share of the "
+                    "total budget) and pass weights computed from those noisy counts")
+            raise ValueError(f"class_weight must be None or a dict {{label: weight}}, got {class_weight!r}")
+        if not isinstance(class_weight, dict) or not class_weight:
+            raise ValueError("class_weight must be None or a non-empty dict {label: weight >= 0}")
+        if is_dask_collection(y):
+            raise ValueError("class_weight has no Dask path yet; pass the data in memory, or fold the weights "
+                             "into sample_weight")
+        classes = self.classes_
+        values = np.asarray(list(class_weight.values()), dtype=float)
+        if not np.all(np.isfinite(values) & (values >= 0)) or values.max() <= 0:
+            raise ValueError("class_weight values must be finite numbers >= 0, at least one of them > 0")
+        known = np.isin(np.asarray(list(class_weight), dtype=object), np.asarray(classes, dtype=object))
+        if not known.all():  # never quote a label: undeclared classes come from y
+            raise ValueError("class_weight names a label that is not one of the classes; declare the classes "
+                             "(classes=[...]) and weigh only those")
+        per_class = np.array([float(class_weight.get(c.item() if hasattr(c, "item") else c, 1.0))
+                              for c in classes])
+        per_class /= per_class.max()  # into [0, 1]: the replace-one sensitivity needs weights <= 1
+        weights = per_class[np.searchsorted(classes, y)]
+        return weights if sample_weight is None else weights * sample_weight
+
     def _budget(self) -> PrivacyBudget:
         budget = PrivacyBudget(self.epsilon, self.delta)
         self._noise_checked = False  # the noise warning is shown once per fit (_regularizer)
