@@ -275,7 +275,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                 if not issubclass(w.category, NoiseDominatesWarning):
                     warnings.warn(w.message, stacklevel=2)
             runs.append(ev.OneOfRelease([fits[-1], score]) if held_out else ev.composed([fits[-1], score]))
-        return candidates, fits, ev.OneOfRelease(runs), noise
+        return candidates, fits, noise, ev.OneOfRelease(runs)  # the run event last (_largest_feasible)
 
     def _stand_in(self, X, m_train: int, y):
         """Zeros of the training rows' shape, container and dtype (the solver choice may depend
@@ -342,7 +342,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         mean_runs = float(self.mean_runs) if self.mean_runs is not None else 2.0 * n_candidates
         p_runs = _logarithmic_parameter(mean_runs)
         stand_in = self._stand_in(X_train, m_train, y_train)
-        run_epsilon, (candidates, planned, run_event, noise) = _largest_feasible(
+        run_epsilon, (candidates, planned, noise, run_event) = _largest_feasible(
             lambda e: self._plan(e, stand_in, m_train, m_score, n_features, n_val > 0),
             budget.epsilon, budget.delta, mean_runs)
         if all(noise):  # public inputs only, before any run reads the data
