@@ -36,7 +36,6 @@ import scipy.sparse as sp
 from dp_accounting import dp_event as _dpe
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from .expectations import NoiseDominatesWarning
@@ -145,6 +144,14 @@ _SCORE_UNITS = 1024
 _REGRESSION_SENSITIVITY = _SCORE_UNITS + 2
 
 
+def _parameter_grid(param_grid):
+    # imported here: sklearn.model_selection costs a tenth of a second, and every
+    # estimator imports this module (for warn_if_model_selection), `dperm fit` included
+    from sklearn.model_selection import ParameterGrid
+
+    return ParameterGrid(param_grid)
+
+
 def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
@@ -232,7 +239,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------ planning (public inputs only)
     def _candidates(self, n_train: int, n_features: int, run_budget: PrivacyBudget) -> list[dict]:
         if self.param_grid is not None:
-            candidates = list(ParameterGrid(self.param_grid))
+            candidates = list(_parameter_grid(self.param_grid))
             if not candidates:
                 raise ValueError("param_grid has no candidate")
             return candidates
@@ -338,7 +345,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             X_train, y_train, X_score, y_score = X, y, X, y
         m_train, m_score = X_train.shape[0], X_score.shape[0]
 
-        n_candidates = len(list(ParameterGrid(self.param_grid))) if self.param_grid is not None else 5
+        n_candidates = len(list(_parameter_grid(self.param_grid))) if self.param_grid is not None else 5
         mean_runs = float(self.mean_runs) if self.mean_runs is not None else 2.0 * n_candidates
         p_runs = _logarithmic_parameter(mean_runs)
         stand_in = self._stand_in(X_train, m_train, y_train)
