@@ -415,7 +415,7 @@ def test_one_default_delta_for_the_command_line_and_the_estimators(tmp_path, cap
         pd.read_csv(train)[["a", "b", "c"]].to_numpy(), pd.read_csv(train)["target"].to_numpy())
     assert model["delta"] == api.privacy_spent_.delta and model["solver"] == api.solver_
     readme = " ".join((Path(dperm_root()) / "README.md").read_text().split())
-    assert "--delta defaults to 1e-5" in readme
+    assert "`--delta` defaults to 1e-5, as in the estimators" in readme
 
 
 def dperm_root():

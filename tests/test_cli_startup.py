@@ -12,7 +12,7 @@ import pytest
 import dperm
 
 HEAVY = ("numpy", "pandas", "scipy", "sklearn", "dp_accounting", "matplotlib", "numba", "rich",
-         "dperm.algorithms", "dperm.privacy", "dperm.estimators", "dperm.bench.scaling", "dperm.bench.table3",
+         "dperm.algorithms", "dperm.privacy", "dperm.estimators", "dperm.bench.demo", "dperm.bench.scaling", "dperm.bench.table3",
          "dperm.problem", "dperm.audit")
 
 _PROBE = """
@@ -40,9 +40,11 @@ def test_version_and_help_import_nothing_heavy(argv):
     assert out  # it did answer
 
 
-def test_the_scaling_defaults_copied_into_the_parser_are_the_bench_modules():
+def test_the_defaults_copied_into_the_parser_are_the_bench_modules():
     from dperm import cli
-    from dperm.bench import scaling
+    from dperm.bench import demo, scaling
 
+    assert cli.DEMO_ALGORITHMS == tuple(demo.DEFAULT_ALGORITHMS)
+    assert cli.DEMO_EPSILONS == tuple(demo.DEFAULT_EPSILONS)
     assert cli.SCALING_SIZES == tuple(scaling.DEFAULT_SIZES)
     assert cli.SCALING_PROBLEMS == tuple(scaling.PROBLEMS)

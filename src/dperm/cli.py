@@ -27,15 +27,17 @@ from pathlib import Path
 
 from . import __version__
 from ._files import check_output_dir, check_output_file, exclusive_lock, write_atomic, write_text_atomic
-from .bench.demo import DEFAULT_ALGORITHMS, DEFAULT_EPSILONS  # constants only: demo.py imports lazily
 
 __all__ = ["main", "build_parser", "CLIError"]
 
 PAPER = "Zhang, Zheng, Mou, Wang (IJCAI 2017)"  # the source of `dperm bench table3`
 TABLE3_DATASETS = ["bank", "adult", "credit_card", "wine", "bike"]
-# `dperm bench scaling`'s defaults, copied here so that building the parser imports nothing
-# heavy (dperm.bench.scaling imports NumPy, pandas and the algorithms); tests/test_cli.py
-# checks that they equal dperm.bench.scaling's DEFAULT_SIZES and PROBLEMS.
+# `dperm demo`'s and `dperm bench scaling`'s defaults, copied here so that building the
+# parser imports no bench module (dperm.bench.scaling imports NumPy, pandas and the
+# algorithms); tests/test_cli_startup.py checks that they equal dperm.bench.demo's
+# DEFAULT_ALGORITHMS, DEFAULT_EPSILONS and dperm.bench.scaling's DEFAULT_SIZES, PROBLEMS.
+DEMO_ALGORITHMS = ("output_perturbation", "objective_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
+DEMO_EPSILONS = (0.1, 0.5, 1.0, 2.0)
 SCALING_SIZES = (500, 1000, 2000, 4000, 8000, 16000)
 SCALING_PROBLEMS = ("logistic_l2", "logistic_ball", "pl_least_squares", "glm_sigmoid", "glm_sigmoid_ball",
                     "glm_sigmoid_l2")
@@ -674,9 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "Fit several private learners at several epsilons on ADULT (logistic loss, l2 "
                 "regularizer); print excess empirical risk, test accuracy and seconds next to the "
                 "non-private optimum; write demo.csv and demo.png.")
-    demo.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS), metavar="NAME",
+    demo.add_argument("--algorithms", nargs="+", default=list(DEMO_ALGORITHMS), metavar="NAME",
                       help="catalogue names of the learners (see dperm algorithms)")
-    demo.add_argument("--epsilons", nargs="+", type=float, default=list(DEFAULT_EPSILONS), metavar="EPS",
+    demo.add_argument("--epsilons", nargs="+", type=float, default=list(DEMO_EPSILONS), metavar="EPS",
                       help="privacy parameters epsilon to run (each > 0)")
     demo.add_argument("--delta", type=float, default=1e-5, help="privacy parameter delta of every fit")
     demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength mu of (mu/2)||w||^2")
