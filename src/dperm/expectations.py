@@ -172,6 +172,7 @@ def noise_dominates(n: int, d: int, epsilon: float, delta: float, *, loss="logis
     if ratio >= SIGNAL_TO_NOISE_THRESHOLD:
         return None
     return (f"the privacy noise will likely dominate this fit (n={n} rows, {d} coefficients, epsilon={epsilon:g}, "
-            f"delta={delta:g}): its public signal-to-noise estimate is {ratio:.2g}, below {SIGNAL_TO_NOISE_THRESHOLD:g}, "
+            f"delta={delta:g}): its public signal-to-noise estimate is {ratio:.2g}, below "
+            f"{SIGNAL_TO_NOISE_THRESHOLD:g}, "
             "so the model may come out near constant (e.g. predicting one class). What helps: more rows or a larger "
             "epsilon (the estimate grows with n x epsilon), or fewer features.")
