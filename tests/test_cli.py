@@ -3,6 +3,7 @@ progress and warnings."""
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -311,3 +312,177 @@ def test_concurrent_fits_on_one_ledger_lose_no_charge(tmp_path):
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         assert pool.map(_fit_in_a_process, runs) == [0, 0, 0, 0]
     assert len(json.load(open(ledger))["charges"]) == 4  # before the lock, concurrent saves lost charges
+
+
+# ----------------------------------------------------------------------------- issue 25
+def _regression_csv(tmp_path, n=400, integer=False):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, 3)) * 0.3
+    y = X @ [1.0, 2.0, 3.0] * 80.0 + 1000.5  # four-digit values: none can appear in a message by chance
+    if integer:
+        y = np.round(y)
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=y).to_csv(tmp_path / "reg.csv", index=False)
+    return tmp_path / "reg.csv", y
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_a_forgotten_loss_stops_before_any_charge_and_suggests_a_regression_loss(tmp_path, capsys, integer):
+    data, y = _regression_csv(tmp_path, integer=integer)
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "5"]) == 0
+    capsys.readouterr()
+    code = main(["fit", str(data), "--target", "y", "--epsilon", "1", "--accountant", ledger,
+                 "--out", str(tmp_path / "m.json")])
+    line = _error_line(capsys, code)
+    assert "--loss squared" in line and "--loss huber" in line and "--classes" in line
+    assert not any(f"{v:g}" in line for v in y)  # no value of the column quoted
+    assert not (tmp_path / "m.json").exists()
+    assert json.load(open(ledger))["charges"] == []  # nothing charged
+    # the regression loss it suggests runs
+    assert main(["fit", str(data), "--target", "y", "--loss", "huber", "--label-bound", "1500", "--epsilon", "1",
+                 "--out", str(tmp_path / "r.json")]) == 0
+
+
+def test_the_noise_warning_reaches_the_command_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 6)) * 0.3
+    pd.DataFrame(X, columns=list("abcdef")).assign(y=(X[:, 0] > 0).astype(int)).to_csv(tmp_path / "s.csv",
+                                                                                       index=False)
+    assert main(["fit", str(tmp_path / "s.csv"), "--target", "y", "--classes", "0,1", "--epsilon", "0.1",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    noise = [line for line in err.splitlines() if "noise will likely dominate" in line]
+    assert len(noise) == 1 and noise[0].startswith("dperm: warning: ") and "n=150 rows" in noise[0]
+    # with the regularizer named on the command line too
+    assert main(["fit", str(tmp_path / "s.csv"), "--target", "y", "--classes", "0,1", "--epsilon", "0.1",
+                 "--regularizer", "l2:0.5", "--out", str(tmp_path / "m.json")]) == 0
+    assert "noise will likely dominate" in capsys.readouterr().err
+
+
+def test_piped_progress_writes_a_line_at_most_every_tenth_or_30_seconds(capsys, monkeypatch):
+    from dperm import cli
+
+    with cli._Progress("audit", total=8000) as bar:  # stderr is not a terminal under pytest
+        for done in range(1, 8001):
+            bar.update(done, 8000)
+    lines = capsys.readouterr().err.splitlines()
+    assert 2 <= len(lines) <= 11 and lines[-1].startswith("dperm: audit: 8000/8000 done"), lines
+    clock = iter(range(0, 10_000, 7))  # 7 s per unit, total unknown: a line every 30 s
+    monkeypatch.setattr(cli.time, "monotonic", lambda: float(next(clock)))
+    with cli._Progress("table3", total=None) as bar:
+        for done in range(1, 101):
+            bar.update(done)
+    lines = capsys.readouterr().err.splitlines()
+    assert 20 <= len(lines) <= 26, lines  # 700 s / 30 s
+
+
+def test_predict_out_dash_is_standard_output(tmp_path, capsys, monkeypatch):
+    train, _ = _labelled(tmp_path)
+    assert main(["fit", str(train), "--target", "target", "--classes", "no,yes", "--epsilon", "5", "--seed", "0",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", str(tmp_path / "m.json"), str(train), "--out", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "prediction" and len(out.splitlines()) == 501
+    assert not (tmp_path / "-").exists()
+
+
+def test_write_errors_name_the_path_given_not_the_temporary_file(tmp_path, capsys, monkeypatch):
+    import tempfile
+
+    train, _ = _labelled(tmp_path)
+    out = str(tmp_path / "x.json")
+
+    def refused(prefix="", suffix="", dir=None):  # as /proc does: the temporary file cannot be made
+        raise FileNotFoundError(2, "No such file or directory", os.path.join(dir, f"{prefix}qh3yvd20{suffix}"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    line = _error_line(capsys, main(["fit", str(train), "--target", "target", "--classes", "no,yes",
+                                     "--epsilon", "1", "--out", out]))
+    assert line.endswith(out) and "qh3yvd20" not in line and ".x.json." not in line
+
+
+def test_one_default_delta_for_the_command_line_and_the_estimators(tmp_path, capsys):
+    fit = build_parser()._subparsers._group_actions[0].choices["fit"]
+    assert fit.get_default("delta") == DPLogisticRegression().delta == 1e-5
+    assert "default: 1e-05" in " ".join(fit.format_help().split())
+    train, _ = _labelled(tmp_path)
+    assert main(["fit", str(train), "--target", "target", "--classes", "no,yes", "--epsilon", "1", "--seed", "0",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    model = json.loads((tmp_path / "m.json").read_text())
+    api = DPLogisticRegression(epsilon=1, classes=["no", "yes"], random_state=0).fit(
+        pd.read_csv(train)[["a", "b", "c"]].to_numpy(), pd.read_csv(train)["target"].to_numpy())
+    assert model["delta"] == api.privacy_spent_.delta and model["solver"] == api.solver_
+    readme = " ".join((Path(dperm_root()) / "README.md").read_text().split())
+    assert "`--delta` defaults to 1e-5, as in the estimators" in readme
+
+
+def dperm_root():
+    return Path(__file__).resolve().parents[1]
+
+
+def test_model_json_has_every_public_hyperparameter_to_refit_and_nothing_else_from_the_data(tmp_path):
+    train, frame = _labelled(tmp_path)
+    neighbour = frame.copy()
+    neighbour.loc[0, ["a", "b", "c", "target"]] = [0.9, -0.9, 0.1, "yes" if frame.loc[0, "target"] == "no" else "no"]
+    neighbour.to_csv(tmp_path / "neighbour.csv", index=False)
+    models = []
+    for data, name in [(train, "m.json"), (tmp_path / "neighbour.csv", "n.json")]:
+        assert main(["fit", str(data), "--target", "target", "--classes", "no,yes", "--epsilon", "2",
+                     "--seed", "4", "--out", str(tmp_path / name)]) == 0
+        models.append(json.loads((tmp_path / name).read_text()))
+    model = models[0]
+    for key in ("alpha", "solver", "data_norm", "label_bound", "classes", "fit_intercept", "intercept_scaling",
+                "requested", "regularizer", "constraint", "loss", "epsilon", "delta"):
+        assert key in model, key
+    assert model["alpha"] > 0 and model["requested"] == {"epsilon": 2.0, "delta": 1e-5}
+    assert "seed" not in json.dumps(model)  # the seed would let anyone subtract the noise
+    # the same fit again from the file's public hyper-parameters (and the seed the person kept)
+    again = DPLogisticRegression(epsilon=model["requested"]["epsilon"], delta=model["requested"]["delta"],
+                                 alpha=model["alpha"], solver=model["solver"], data_norm=model["data_norm"],
+                                 classes=model["classes"], fit_intercept=model["fit_intercept"],
+                                 intercept_scaling=model["intercept_scaling"], random_state=4)
+    again.fit(frame[["a", "b", "c"]].to_numpy(), frame["target"].to_numpy())
+    np.testing.assert_allclose(model["coef"], again.coef_.ravel(), rtol=1e-12)
+    # replace-one neighbours: only the noisy model differs
+    differing = {k for k in model if models[0][k] != models[1][k]}
+    assert differing <= {"coef", "intercept"}, differing
+
+
+def test_a_fit_that_fails_after_its_charge_is_still_in_the_ledger(tmp_path, capsys, monkeypatch):
+    from dperm.estimators.linear import _DPClassifier
+
+    data, _ = _labelled(tmp_path)
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "5"]) == 0
+    original = _DPClassifier.fit
+
+    def fails_after_the_charge(self, *args, **kwargs):
+        original(self, *args, **kwargs)  # charged, the mechanism has run on the data
+        raise MemoryError("the machine ran out of memory")
+
+    monkeypatch.setattr(_DPClassifier, "fit", fails_after_the_charge)
+    code = main(["fit", str(data), "--target", "target", "--classes", "no,yes", "--epsilon", "1",
+                 "--accountant", ledger, "--out", str(tmp_path / "m.json")])
+    assert code == 1 and "internal error" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+    assert len(json.load(open(ledger))["charges"]) == 1  # spent, although nothing was written
+
+
+def test_demo_plot_gives_each_panel_its_own_legend(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    from dperm.bench.demo import plot_demo
+
+    table = pd.DataFrame({"algorithm": ["non-private optimum", "a", "a", "b", "b"],
+                          "epsilon": [np.inf, 0.5, 1.0, 0.5, 1.0], "excess_risk": [0, 0.1, 0.05, 0.2, 0.1],
+                          "test_accuracy": [0.85, 0.8, 0.82, 0.78, 0.8], "seconds": [1, 1, 1, 1, 1]})
+    figures = []
+    save = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (figures.append(fig),
+                                                                                    save(fig, *a, **k)))
+    plot_demo(table, tmp_path / "demo.png")
+    risk, accuracy = figures[0].axes
+    assert risk.get_legend() is not None and accuracy.get_legend() is not None
+    assert [t.get_text() for t in risk.get_legend().get_texts()] == ["a", "b"]

@@ -26,6 +26,7 @@ _ZERO_WEIGHTS = "all-zero sample_weight is a fit on no data and releases a noisy
 EXPECTED_FAILURES = {
     "check_all_zero_sample_weights_error": _ZERO_WEIGHTS,
     "check_classifiers_train": _NOISY,
+    "check_class_weight_classifiers": _NOISY,
     "check_regressors_train": _NOISY,
     "check_sample_weights_list": _WEIGHT_ABOVE_ONE,
     "check_sample_weights_not_overwritten": _WEIGHT_ABOVE_ONE,

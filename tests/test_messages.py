@@ -36,3 +36,25 @@ def test_budget_exceeded_says_which_parameter_and_by_how_much():
     zero_delta = BudgetAccountant(1.0, 0.0)
     with pytest.raises(BudgetExceededError, match="needs delta > 0"):
         zero_delta.charge(ev.gaussian_release(100.0, 1.0))
+
+
+@pytest.mark.parametrize("y_kind", ["continuous", "many_integers"])
+def test_a_classifier_on_a_regression_target_stops_before_any_charge(y_kind):
+    from dperm import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) * 0.3
+    y = X @ [1.0, 2.0, 3.0] * 50.0 + 1000.1234567  # values of 4 digits and more: none in the message text
+    if y_kind == "many_integers":
+        y = np.round(y)  # integer-valued floats, a few hundred distinct values (a count, a price)
+    accountant = BudgetAccountant(5.0, 1e-5)
+    with pytest.raises(ValueError) as info:
+        DPLogisticRegression(accountant=accountant).fit(X, y)
+    message = str(info.value)
+    assert "regression target" in message and "DPLinearRegression" in message and "classes=" in message
+    assert "\n" not in message
+    assert not any(f"{v:g}" in message for v in y[:20])  # no value of y quoted
+    assert accountant.spent is None  # stopped before any charge
+    # declared classes are the person's own statement: no second-guessing
+    labels = np.arange(25)
+    DPLogisticRegression(classes=labels, epsilon=5, random_state=0).fit(X, np.arange(300) % 25)

@@ -171,3 +171,33 @@ def test_without_a_seed_runs_take_the_secure_path_and_the_score_is_an_exact_inte
     score = run.events[-1]
     assert type(score).__name__ == "DiscreteLaplaceRelease" and score.sensitivity == 1
     assert search.best_score_ * 300 == pytest.approx(round(search.best_score_ * 300))  # an integer count + noise
+
+
+def test_private_search_says_a_run_warning_once_per_fit():
+    from dperm import DataNormWarning
+
+    X, y = _data(n=600)
+    X = X * 3.0  # every row above data_norm=1: each run clips them
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search = PrivateSearch(DPLogisticRegression(classes=[0, 1]), {"alpha": [0.003, 0.03]}, epsilon=2.0,
+                               mean_runs=6, random_state=1).fit(X, y)
+    clipped = [w for w in caught if issubclass(w.category, DataNormWarning)]
+    assert len(clipped) == 1, [str(w.message) for w in caught]  # was once per run
+    assert hasattr(search, "best_estimator_")
+
+
+def test_private_search_warns_once_when_every_run_is_dominated_by_noise():
+    from dperm import NoiseDominatesWarning
+
+    X, y = _data(n=200, d=8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateSearch(DPLogisticRegression(classes=[0, 1]), epsilon=0.1, random_state=0).fit(X, y)
+    noise = [str(w.message) for w in caught if issubclass(w.category, NoiseDominatesWarning)]
+    assert len(noise) == 1 and noise[0].startswith("PrivateSearch: every candidate's run"), noise
+    X, y = _data(n=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)  # a run budget with signal: no warning
+        PrivateSearch(DPLogisticRegression(classes=[0, 1]), {"alpha": [0.003, 0.03]}, epsilon=2.0,
+                      random_state=1).fit(X, y)

@@ -34,6 +34,7 @@ _NAMES = {
     "BudgetAccountant": "privacy.budget",
     "PrivacyBudget": "privacy.budget",
     "DataNormWarning": "problem.erm",
+    "NoiseDominatesWarning": "expectations",
     "ERMProblem": "problem.erm",
     "solve_reference": "problem.reference",
     "PrivateFit": "result",
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         DPRobustRegressor,
     )
     from .privacy.budget import BudgetAccountant, PrivacyBudget  # noqa: F401
+    from .expectations import NoiseDominatesWarning  # noqa: F401
     from .problem.erm import DataNormWarning, ERMProblem  # noqa: F401
     from .problem.reference import solve_reference  # noqa: F401
     from .result import PrivateFit  # noqa: F401

@@ -54,19 +54,32 @@ def check_output_dir(path) -> Path:
 
 def write_atomic(path, write: Callable[[Path], object]) -> Path:
     """Call ``write(temporary_path)``, then rename the temporary file onto ``path``: readers
-    see the old file or the whole new one, never a partial one."""
+    see the old file or the whole new one, never a partial one. An ``OSError`` names
+    ``path`` as given, never the temporary file (an internal name the user never gave)."""
     path = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent or ".")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix or ".tmp", dir=path.parent or ".")
+    except OSError as error:
+        raise _naming(error, path) from None
     os.close(fd)
     temporary = Path(name)
     try:
         write(temporary)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; a new file gets the usual mode
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _naming(error, path) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     return path
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """The same error (type, errno, message) about ``path``."""
+    return type(error)(error.errno, error.strerror or str(error), str(path)) if error.errno else \
+        type(error)(f"cannot write {str(path)!r}: {error}")
 
 
 def _umask() -> int:

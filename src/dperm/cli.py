@@ -5,7 +5,13 @@ bad usage or bad input and 1 for an internal failure (never a traceback); warnin
 line, ``dperm: warning: ...``. Every output path is checked before any data is read, and
 files are written atomically, so a fit (which spends privacy budget) is never lost to a
 bad ``--out``. Progress of long work goes to stderr: a live bar on a terminal, otherwise
-one line per finished unit.
+a line at most every tenth of the work or every 30 seconds.
+
+Start-up: this module imports only the standard library and dperm's light modules
+(``dperm.__init__``, ``dperm._files``); NumPy, pandas, scikit-learn, dp-accounting, the
+algorithms and the bench modules are imported inside the commands that use them, so
+``dperm --version`` and ``dperm --help`` answer in a fraction of a second
+(benchmarks/bench_cli_startup.py; tests/test_cli_startup.py checks the imports).
 """
 
 from __future__ import annotations
@@ -19,17 +25,28 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 from . import __version__
 from ._files import check_output_dir, check_output_file, exclusive_lock, write_atomic, write_text_atomic
-from .bench.demo import DEFAULT_ALGORITHMS, DEFAULT_EPSILONS
-from .bench.scaling import DEFAULT_SIZES, PROBLEMS
 
 __all__ = ["main", "build_parser", "CLIError"]
 
 PAPER = "Zhang, Zheng, Mou, Wang (IJCAI 2017)"  # the source of `dperm bench table3`
 TABLE3_DATASETS = ["bank", "adult", "credit_card", "wine", "bike"]
+# `dperm demo`'s and `dperm bench scaling`'s defaults, copied here so that building the
+# parser imports no bench module (dperm.bench.scaling imports NumPy, pandas and the
+# algorithms); tests/test_cli_startup.py checks that they equal dperm.bench.demo's
+# DEFAULT_ALGORITHMS, DEFAULT_EPSILONS and dperm.bench.scaling's DEFAULT_SIZES, PROBLEMS.
+DEMO_ALGORITHMS = ("output_perturbation", "objective_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd")
+DEMO_EPSILONS = (0.1, 0.5, 1.0, 2.0)
+SCALING_SIZES = (500, 1000, 2000, 4000, 8000, 16000)
+SCALING_PROBLEMS = ("logistic_l2", "logistic_ball", "pl_least_squares", "glm_sigmoid", "glm_sigmoid_ball",
+                    "glm_sigmoid_l2")
+# The estimators' default delta (dperm.estimators), the default of `dperm fit` and `dperm budget`
+# too: the same data gets the same solver from the command line and from Python.
+DEFAULT_DELTA = 1e-5
+# A classification target (no --classes) with more distinct values than this looks like a
+# regression target: the same rule as the estimators' (MAX_UNDECLARED_CLASSES).
+MAX_UNDECLARED_CLASSES = 20
 
 
 class CLIError(Exception):
@@ -64,13 +81,18 @@ def _table(frame, title: str, floats: dict | None = None):
 
 
 class _Progress:
-    """Progress of long work on stderr: a live bar when stderr is a terminal; otherwise one
-    line per finished unit (so a log file or a CI job still shows the work advancing)."""
+    """Progress of long work on stderr: a live bar when stderr is a terminal; otherwise a
+    line at most every tenth of the work (when the total is known) or every
+    ``PIPED_SECONDS`` seconds, and the last unit's, so a log file or a CI job shows the work
+    advancing without thousands of lines."""
+
+    PIPED_SECONDS = 30.0
 
     def __init__(self, description: str, total: int | None = None):
         self.description, self.total, self.done = description, total, 0
         self._bar = None
         self._start = time.monotonic()
+        self._last_line = None  # (time, tenth of the work) of the last line written
 
     def __enter__(self):
         if sys.stderr.isatty():
@@ -99,9 +121,17 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=done, total=self.total)
             return
+        now = time.monotonic()
+        tenth = None if not self.total else (10 * done) // self.total
+        finished = self.total is not None and done >= self.total
+        if self._last_line is not None and not finished:
+            last_time, last_tenth = self._last_line
+            if now - last_time < self.PIPED_SECONDS and (tenth is None or tenth <= last_tenth):
+                return
+        self._last_line = (now, tenth)
         of = "" if self.total is None else f"/{self.total}"
         what = "to run" if done == 0 else "done"
-        print(f"dperm: {self.description}: {done}{of} {what} ({time.monotonic() - self._start:.0f} s)",
+        print(f"dperm: {self.description}: {done}{of} {what} ({now - self._start:.0f} s)",
               file=sys.stderr, flush=True)
 
 
@@ -177,6 +207,19 @@ def _declared_classes(text: str | None, target, column: str):
         raise CLIError(f"--classes must be values of the kind in column {column!r} (numbers), e.g. --classes 0,1") from None
 
 
+def _check_categorical(target, column: str, loss_name: str) -> None:
+    """Stop a classification fit whose undeclared target looks like a regression target
+    (non-integer numbers, or more than MAX_UNDECLARED_CLASSES distinct values): a forgotten
+    --loss. Input validation before any charge, for the person running the fit; it quotes
+    no value of the column."""
+    non_integer = target.dtype.kind == "f" and not bool((target == target.round()).all())
+    if non_integer or target.nunique() > MAX_UNDECLARED_CLASSES:
+        what = "non-integer numbers" if non_integer else f"more than {MAX_UNDECLARED_CLASSES} distinct values"
+        raise CLIError(f"column {column!r} has {what}, as a regression target has, and --loss {loss_name} is a "
+                       "classification loss: for regression pass --loss squared or --loss huber (with "
+                       "--label-bound); for a classifier with that many classes declare them with --classes")
+
+
 def _estimator(args, loss_name: str, classes):
     """The estimator `dperm fit` runs: the one of the loss (intercept, one-vs-rest and
     clipping exactly as in Python), with the command line's regularizer when given."""
@@ -208,9 +251,13 @@ def _estimator(args, loss_name: str, classes):
     if args.regularizer is None:
         return base(**params)
     regularizer = _parse_spec(args.regularizer, "--regularizer", "l2:0.01")
+    l2 = regularizer[1] if regularizer is not None and regularizer[0] == "l2" and len(regularizer) == 2 else 0.0
 
     class WithRegularizer(base):  # the regularizer named on the command line, instead of alpha's l2
-        def _regularizer(self, *_, **__):
+        def _regularizer(self, n_samples, n_features, budget, label_bound=1.0, loss=None, n_classes=2):
+            self.alpha_ = l2  # the l2 strength used (0 for none, l1 or elastic net)
+            self._warn_if_noise_dominates(n_samples, n_features, budget, label_bound,
+                                          self._loss() if loss is None else loss, n_classes, l2)
             return regularizer
 
     WithRegularizer.__name__ = base.__name__
@@ -222,7 +269,13 @@ _SOLVER_COUNTS = ("iterations", "gradient_evaluations")  # data-dependent: never
 
 def _model_record(estimator, args, features, loss_name: str) -> dict:
     """model.json: the public description of the fit (PrivateFit.summary) with the
-    estimator's coefficients, intercept, label set and declared bounds."""
+    estimator's coefficients, intercept, label set, declared bounds and every public
+    hyper-parameter needed to run the same fit again (the budget asked for, the loss, the
+    regularization used ``alpha``, the solver, the constraint, the intercept); nothing else
+    computed from the data (tests/test_cli.py compares the files of two neighbouring data
+    sets). The seed is never written: it would let anyone subtract the noise."""
+    import numpy as np
+
     fits = estimator.fits_
     model = {k: v for k, v in fits[0].summary().items() if k not in _SOLVER_COUNTS}
     coef = np.asarray(estimator.coef_, dtype=float)
@@ -241,29 +294,69 @@ def _model_record(estimator, args, features, loss_name: str) -> dict:
         "target": args.target,
         "classes": None if classes is None else [c.item() if hasattr(c, "item") else c for c in classes],
         "data_norm": args.data_norm,
+        "label_bound": None if classes is not None else args.label_bound,
         "solver": estimator.solver_,
+        "requested": {"epsilon": args.epsilon, "delta": args.delta},
+        "alpha": estimator.alpha_,
+        "regularizer": args.regularizer if args.regularizer is not None else f"l2:{estimator.alpha_!r}",
+        "constraint": args.constraint if args.constraint is not None else (
+            "l2_ball:1" if loss_name == "squared" else None),
+        "classes_declared": args.classes is not None,
+        "params": json.loads(args.params) if args.params else None,
     })
+    if classes is not None:
+        model["multi_class"] = estimator.multi_class_
     if args.sample_weight is not None:
         model["sample_weight"] = args.sample_weight  # the weight column's name (public), not a feature
-    if classes is None:
-        model["label_bound"] = args.label_bound
-    elif len(fits) > 1:
+    if classes is not None and len(fits) > 1:
         model["one_vs_rest_fits"] = len(fits)  # each with the budget split len(fits) ways
     if loss_name == "sigmoid_squared":
         model["link"] = estimator.link
     return model
 
 
-def _load_ledger(path: str):
-    """The BudgetAccountant of a ledger file written by `dperm budget` (one line if absent)."""
+def _save_ledger(ledger, path: str) -> None:
+    """``ledger.save(path)``; an error names ``path``, not the temporary file of the save."""
+    try:
+        ledger.save(path)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None
+
+
+def _ledger_file_class():
+    """A BudgetAccountant that writes its ledger file at every charge (made on first use:
+    the privacy layer is not imported at start-up)."""
+    from .privacy.budget import BudgetAccountant
+
+    class LedgerFile(BudgetAccountant):
+        """Saved to ``path`` (when set) as soon as a charge is recorded, before the mechanism
+        runs on the data: a fit that fails after its charge still counts as spent."""
+
+        path = None
+
+        def charge(self, event, label: str = ""):
+            spent = super().charge(event, label)
+            if self.path is not None:
+                _save_ledger(self, self.path)
+            return spent
+
+    return LedgerFile
+
+
+def _load_ledger(path: str, *, saving: bool = False):
+    """The BudgetAccountant of a ledger file written by `dperm budget` (one line if absent);
+    ``saving``: one that writes the file at every charge."""
     from .privacy.budget import BudgetAccountant
 
     if not os.path.exists(path):
         raise CLIError(f"no ledger {path!r}; create one with: dperm budget {path} --epsilon E --delta D")
     try:
-        return BudgetAccountant.load(path)
+        ledger = (_ledger_file_class() if saving else BudgetAccountant).load(path)
     except (KeyError, TypeError, ValueError, json.JSONDecodeError) as error:
         raise CLIError(f"{path!r} is not a dperm ledger ({_one_line(error)})") from None
+    if saving:
+        ledger.path = path
+    return ledger
 
 
 def cmd_budget(args) -> int:
@@ -274,7 +367,7 @@ def cmd_budget(args) -> int:
         if os.path.exists(args.ledger):
             raise CLIError(f"{args.ledger!r} exists; a ledger is created once (remove it to start over)")
         check_output_file(args.ledger)
-        BudgetAccountant(args.epsilon, args.delta).save(args.ledger)
+        _save_ledger(BudgetAccountant(args.epsilon, args.delta), args.ledger)
         print(f"ledger {args.ledger} created: total epsilon={args.epsilon:g}, delta={args.delta:g}")
         return 0
     accountant = _load_ledger(args.ledger)
@@ -307,9 +400,11 @@ def cmd_fit(args) -> int:
         args.ledger = None
         return _fit(args)
     # read, charge and save the ledger under one lock: two fits charging the same ledger
-    # at once would otherwise both start from the same state and one charge be lost
+    # at once would otherwise both start from the same state and one charge be lost. The
+    # ledger file is written at the charge itself, before the mechanism runs on the data:
+    # a fit that fails after its charge (or is interrupted) still counts as spent.
     with exclusive_lock(args.accountant):
-        args.ledger = _load_ledger(args.accountant)
+        args.ledger = _load_ledger(args.accountant, saving=True)
         return _fit(args)
 
 
@@ -345,6 +440,7 @@ def _fit(args) -> int:
     if loss.binary:
         classes = _declared_classes(args.classes, target, args.target)
         if classes is None:
+            _check_categorical(target, args.target, loss.name)
             from .privacy.budget import PrivacyWarning
 
             warnings.warn("--classes was not given: the label set is taken from the data and treated as public "
@@ -362,8 +458,6 @@ def _fit(args) -> int:
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
     estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float), sample_weight=sample_weight)
     write_text_atomic(args.out, json.dumps(_model_record(estimator, args, features, loss.name), indent=2) + "\n")
-    if args.ledger is not None:
-        args.ledger.save(args.accountant)
     spent = estimator.privacy_spent_
     print(f"fitted {estimator.solver_} ({loss.name} loss, "
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
@@ -380,9 +474,11 @@ def _link(model: dict):
 
 
 def cmd_predict(args) -> int:
+    import numpy as np
     import pandas as pd
 
-    if args.out:
+    to_file = bool(args.out) and args.out != "-"  # "-" is standard output, as in every Unix tool
+    if to_file:
         check_output_file(args.out)
     model = _read_model(args.model)
     frame = _read_csv(args.data)
@@ -408,7 +504,7 @@ def cmd_predict(args) -> int:
         predictions = pd.Series(_link(model)(scores), dtype=object)
     predictions[incomplete] = None
     result = pd.DataFrame({"prediction": predictions})
-    if args.out:
+    if to_file:
         write_atomic(args.out, lambda p: result.to_csv(p, index=False))
         print(f"{len(result)} predictions written to {args.out}")
     else:
@@ -580,9 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "Fit several private learners at several epsilons on ADULT (logistic loss, l2 "
                 "regularizer); print excess empirical risk, test accuracy and seconds next to the "
                 "non-private optimum; write demo.csv and demo.png.")
-    demo.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS), metavar="NAME",
+    demo.add_argument("--algorithms", nargs="+", default=list(DEMO_ALGORITHMS), metavar="NAME",
                       help="catalogue names of the learners (see dperm algorithms)")
-    demo.add_argument("--epsilons", nargs="+", type=float, default=list(DEFAULT_EPSILONS), metavar="EPS",
+    demo.add_argument("--epsilons", nargs="+", type=float, default=list(DEMO_EPSILONS), metavar="EPS",
                       help="privacy parameters epsilon to run (each > 0)")
     demo.add_argument("--delta", type=float, default=1e-5, help="privacy parameter delta of every fit")
     demo.add_argument("--mu", type=float, default=1e-3, help="l2 regularization strength mu of (mu/2)||w||^2")
@@ -601,9 +697,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="name of a column of per-row weights in [0, 1] (not a feature; the privacy guarantee "
                           "is unchanged, each weight part of its row's private record) (default: unweighted)")
     fit.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0 (required)")
-    fit.add_argument("--delta", type=float, default=0.0,
-                     help="privacy parameter delta in [0, 1), well below 1/rows (default: 0, pure epsilon-DP; "
-                          "several algorithms need delta > 0)")
+    fit.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                     help="privacy parameter delta in [0, 1), well below 1/rows; 0 asks for pure epsilon-DP "
+                          f"(several algorithms need delta > 0) (default: {DEFAULT_DELTA:g}, the estimators' default)")
     fit.add_argument("--loss", default="logistic",
                      choices=["logistic", "huberized_hinge", "hinge", "squared", "huber", "sigmoid_squared",
                               "biweight"],
@@ -658,7 +754,8 @@ def build_parser() -> argparse.ArgumentParser:
     budget.add_argument("ledger", metavar="LEDGER", help="the ledger file (JSON)")
     budget.add_argument("--epsilon", type=float, default=None,
                         help="total epsilon > 0 of a new ledger (default: show an existing ledger)")
-    budget.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1) of a new ledger (default: 0)")
+    budget.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                        help=f"total delta in [0, 1) of a new ledger (default: {DEFAULT_DELTA:g}, as dperm fit)")
     budget.set_defaults(func=cmd_budget)
 
     predict = _sub(sub, "predict", "predict with a model written by `dperm fit`",
@@ -667,7 +764,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("data", help="CSV file holding at least the model's feature columns")
     predict.add_argument("--on-missing", choices=["error", "empty"], default="error",
                          help="rows with a missing feature: error stops, empty leaves their prediction empty")
-    predict.add_argument("--out", default=None, help="CSV file for the predictions (default: standard output)")
+    predict.add_argument("--out", default=None,
+                         help="CSV file for the predictions; - for standard output (default: standard output)")
     predict.set_defaults(func=cmd_predict)
 
     bench = _sub(sub, "bench", "benchmarks: table3, scaling")
@@ -675,7 +773,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling = _sub(bench_sub, "scaling", "run an algorithm over growing n; plot the measured error against its "
                                          "bound's slope")
     scaling.add_argument("--algorithm", default="gd_output_perturbation", help="catalogue name of the algorithm")
-    scaling.add_argument("--sizes", nargs="+", type=_positive_int, default=list(DEFAULT_SIZES), metavar="N",
+    scaling.add_argument("--sizes", nargs="+", type=_positive_int, default=list(SCALING_SIZES), metavar="N",
                          help="sample sizes n")
     scaling.add_argument("--repeats", type=_positive_int, default=5,
                          help="independent runs per size (fresh noise at every size)")
@@ -684,7 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="privacy parameter delta, fixed over n (default: 1e-5; 0 for algorithms that give "
                               "pure DP only)")
     scaling.add_argument("--d", type=_positive_int, default=10, help="dimension of the synthetic problem")
-    scaling.add_argument("--problem", default="auto", choices=["auto", *PROBLEMS],
+    scaling.add_argument("--problem", default="auto", choices=["auto", *SCALING_PROBLEMS],
                          help="synthetic problem; auto picks one that meets the algorithm's assumptions")
     scaling.add_argument("--mu", type=float, default=0.1, help="l2 strength of the strongly convex problems")
     scaling.add_argument("--radius", type=float, default=2.0, help="L2-ball radius of the constrained problems")
@@ -748,16 +846,21 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
+def _budget_exceeded(error: BaseException) -> bool:
+    """Whether ``error`` is a BudgetExceededError (looked up only if the privacy layer was
+    imported: it cannot have been raised otherwise, and start-up stays light)."""
+    budget = sys.modules.get("dperm.privacy.budget")
+    return budget is not None and isinstance(error, budget.BudgetExceededError)
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad usage or input, 1 internal failure)."""
-    from .privacy.budget import BudgetExceededError
-
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
             return args.func(args)
-        except (CLIError, ValueError, TypeError, BudgetExceededError) as error:
+        except (CLIError, ValueError, TypeError) as error:
             print(f"dperm: error: {_one_line(error)}", file=sys.stderr)
             return 2
         except OSError as error:
@@ -768,6 +871,9 @@ def main(argv=None) -> int:
             print("dperm: interrupted", file=sys.stderr)
             return 130
         except Exception as error:  # noqa: BLE001 - one line instead of a traceback
+            if _budget_exceeded(error):  # a refused charge: bad input, like the others
+                print(f"dperm: error: {_one_line(error)}", file=sys.stderr)
+                return 2
             print(f"dperm: internal error: {type(error).__name__}: {_one_line(error)} (please report it)",
                   file=sys.stderr)
             return 1

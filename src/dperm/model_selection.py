@@ -36,9 +36,9 @@ import scipy.sparse as sp
 from dp_accounting import dp_event as _dpe
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
-from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from .expectations import NoiseDominatesWarning
 from .privacy import events as ev
 from .privacy.budget import PrivacyBudget, PrivacyWarning
 from .privacy.mechanisms import charge, charging
@@ -144,6 +144,14 @@ _SCORE_UNITS = 1024
 _REGRESSION_SENSITIVITY = _SCORE_UNITS + 2
 
 
+def _parameter_grid(param_grid):
+    # imported here: sklearn.model_selection costs a tenth of a second, and every
+    # estimator imports this module (for warn_if_model_selection), `dperm fit` included
+    from sklearn.model_selection import ParameterGrid
+
+    return ParameterGrid(param_grid)
+
+
 def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
@@ -231,7 +239,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
     # ------------------------------------------------------------------ planning (public inputs only)
     def _candidates(self, n_train: int, n_features: int, run_budget: PrivacyBudget) -> list[dict]:
         if self.param_grid is not None:
-            candidates = list(ParameterGrid(self.param_grid))
+            candidates = list(_parameter_grid(self.param_grid))
             if not candidates:
                 raise ValueError("param_grid has no candidate")
             return candidates
@@ -262,13 +270,19 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         candidates = self._candidates(m_train, n_features, run_budget)
         score = self._score_event(m_score)
         seed = None if self.random_state is None else 0  # the secure path, where the runs take it
-        fits, runs = [], []
+        fits, runs, noise = [], [], []
         for params in candidates:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("ignore", PrivacyWarning)  # stand-in fits: no data, nothing to warn about
+                warnings.simplefilter("always", NoiseDominatesWarning)  # public inputs: kept, said once by fit
                 fits.append(self._run(params, run_budget, seed).fit(*stand_in).event_)
+            noise.append(next((str(w.message) for w in caught if issubclass(w.category, NoiseDominatesWarning)),
+                              None))
+            for w in caught:
+                if not issubclass(w.category, NoiseDominatesWarning):
+                    warnings.warn(w.message, stacklevel=2)
             runs.append(ev.OneOfRelease([fits[-1], score]) if held_out else ev.composed([fits[-1], score]))
-        return candidates, fits, ev.OneOfRelease(runs)
+        return candidates, fits, noise, ev.OneOfRelease(runs)  # the run event last (_largest_feasible)
 
     def _stand_in(self, X, m_train: int, y):
         """Zeros of the training rows' shape, container and dtype (the solver choice may depend
@@ -331,13 +345,16 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             X_train, y_train, X_score, y_score = X, y, X, y
         m_train, m_score = X_train.shape[0], X_score.shape[0]
 
-        n_candidates = len(list(ParameterGrid(self.param_grid))) if self.param_grid is not None else 5
+        n_candidates = len(list(_parameter_grid(self.param_grid))) if self.param_grid is not None else 5
         mean_runs = float(self.mean_runs) if self.mean_runs is not None else 2.0 * n_candidates
         p_runs = _logarithmic_parameter(mean_runs)
         stand_in = self._stand_in(X_train, m_train, y_train)
-        run_epsilon, (candidates, planned, run_event) = _largest_feasible(
+        run_epsilon, (candidates, planned, noise, run_event) = _largest_feasible(
             lambda e: self._plan(e, stand_in, m_train, m_score, n_features, n_val > 0),
             budget.epsilon, budget.delta, mean_runs)
+        if all(noise):  # public inputs only, before any run reads the data
+            warnings.warn(f"PrivateSearch: every candidate's run (each with epsilon={run_epsilon:.3g} of the "
+                          f"search's {budget.epsilon:g}): {noise[0]}", NoiseDominatesWarning, stacklevel=2)
         self.event_ = selection_event(run_event, mean_runs)
         with charging(self.accountant):  # before any run reads the data
             charge(self.event_, label="PrivateSearch")
@@ -347,7 +364,32 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         source = SecureRandom() if secure else GeneratorSource(rng)
 
         best = None
-        for _ in range(int(rng.logseries(p_runs))):
+        # The runs fit the same rows again and again: their warnings (rows clipped to
+        # data_norm, ...) are said once per search, after the runs (the noise warning was
+        # said above, from public inputs).
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            best = self._runs(int(rng.logseries(p_runs)), candidates, planned, run_budget, secure, rng, s_train,
+                              X_train, y_train, X_score, y_score, score_event, source)
+        said = set()
+        for w in caught:
+            key = (w.category, str(w.message))
+            if key not in said and not issubclass(w.category, NoiseDominatesWarning):
+                said.add(key)
+                warnings.warn(w.message, stacklevel=2)
+        self.best_score_, self.best_params_, self.best_estimator_ = best
+        self.run_epsilon_, self.run_delta_ = run_epsilon, budget.delta
+        self.privacy_spent_ = PrivacyBudget(min(selection_epsilon(run_event, mean_runs, budget.delta), budget.epsilon),
+                                            budget.delta)
+        if hasattr(self.best_estimator_, "classes_"):
+            self.classes_ = self.best_estimator_.classes_
+        return self
+
+    def _runs(self, count, candidates, planned, run_budget, secure, rng, s_train, X_train, y_train, X_score,
+              y_score, score_event, source):
+        """The ``count`` runs of the search; returns (score, params, model) of the best."""
+        best = None
+        for _ in range(count):
             pick = int(rng.integers(len(candidates)))
             params = candidates[pick]
             seed = None if secure else rng.integers(2**63)
@@ -359,13 +401,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             score = self._noisy_score(model, X_score, y_score, score_event, source)
             if best is None or score > best[0]:
                 best = (score, params, model)
-        self.best_score_, self.best_params_, self.best_estimator_ = best
-        self.run_epsilon_, self.run_delta_ = run_epsilon, budget.delta
-        self.privacy_spent_ = PrivacyBudget(min(selection_epsilon(run_event, mean_runs, budget.delta), budget.epsilon),
-                                            budget.delta)
-        if hasattr(self.best_estimator_, "classes_"):
-            self.classes_ = self.best_estimator_.classes_
-        return self
+        return best
 
     def predict(self, X):
         check_is_fitted(self, "best_estimator_")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -21,12 +22,34 @@ from ..algorithms import registry
 from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
 from ..defaults import estimator_alpha
+from ..expectations import NoiseDominatesWarning, noise_dominates
 from ..model_selection import warn_if_model_selection
 from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charging
 from ..privacy.noise import make_rng
 
-__all__ = ["DPLinearModelMixin"]
+__all__ = ["DPLinearModelMixin", "check_categorical_target", "MAX_UNDECLARED_CLASSES"]
+
+# More distinct labels than this, undeclared, look like a regression target (a forgotten
+# regression loss), not a label set.
+MAX_UNDECLARED_CLASSES = 20
+
+
+def check_categorical_target(y, estimator: str = "the classifier") -> None:
+    """Refuse a classification target that looks like a regression target: non-integer
+    numbers, or more than ``MAX_UNDECLARED_CLASSES`` distinct values with no declared
+    ``classes``. Input validation before any budget is charged, shown to the person
+    running the fit: it describes the problem without quoting a value of y."""
+    y = np.asarray(y)
+    advice = ("for regression use DPLinearRegression or DPHuberRegressor (with a declared label_bound); for a "
+              "classifier with that many classes declare them, e.g. classes=[...]")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y) & (y == np.round(y))):
+        # scikit-learn's words first (its estimator checks look for them)
+        raise ValueError(f"Unknown label type: continuous. {estimator} got a target with non-integer values, "
+                         f"as a regression target has; {advice}")
+    if len(np.unique(y)) > MAX_UNDECLARED_CLASSES:
+        raise ValueError(f"{estimator} got a target with more than {MAX_UNDECLARED_CLASSES} distinct values and "
+                         f"no declared classes, as a regression target has; {advice}")
 
 
 class DPLinearModelMixin(BaseEstimator):
@@ -68,7 +91,22 @@ class DPLinearModelMixin(BaseEstimator):
             if not (math.isfinite(alpha) and alpha >= 0):
                 raise ValueError(f"alpha must be 'auto' or a finite number >= 0, got {self.alpha}")
         self.alpha_ = alpha
+        self._warn_if_noise_dominates(n_samples, n_features, budget, label_bound,
+                                      self._loss() if loss is None else loss, n_classes, alpha)
         return ("l2", alpha) if alpha > 0 else None
+
+    def _warn_if_noise_dominates(self, n_samples, n_features, budget, label_bound, loss, n_classes, alpha):
+        """A NoiseDominatesWarning, once per fit, when the noise will dominate the model:
+        computed from public inputs only (:func:`dperm.expectations.noise_dominates`),
+        before the solver reads the data."""
+        if getattr(self, "_noise_checked", False):
+            return
+        self._noise_checked = True
+        message = noise_dominates(n_samples, n_features, budget.epsilon, budget.delta, loss=loss, alpha=alpha,
+                                  data_norm=self._effective_norm(), label_bound=label_bound,
+                                  constraint=self._constraint(), solver=self.solver, n_classes=n_classes)
+        if message is not None:
+            warnings.warn(f"{type(self).__name__}: {message}", NoiseDominatesWarning, stacklevel=2)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -130,7 +168,10 @@ class DPLinearModelMixin(BaseEstimator):
         self._validate_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
-        return self._validate(X, y)
+        X, y = self._validate(X, y)
+        if is_classifier(self) and getattr(self, "classes", None) is None and not is_dask_collection(y):
+            check_categorical_target(y, type(self).__name__)
+        return X, y
 
     @staticmethod
     def _sample_weight(sample_weight, X):
@@ -151,8 +192,47 @@ class DPLinearModelMixin(BaseEstimator):
                                              **_ALLOW_ZERO_WEIGHTS)
         return check_sample_weight(sample_weight, X.shape[0])
 
+    def _class_weighted(self, sample_weight, y):
+        """``sample_weight`` times the declared ``class_weight`` of each row's label, scaled
+        into [0, 1] by the largest weight (labels absent from the dict weigh 1, as in
+        scikit-learn). The weights are public (declared); each row's weight is a function
+        of its own label, part of its private record, so the guarantee is that of
+        ``sample_weight`` (docs/estimators.md, "Class weights"). ``"balanced"`` is refused:
+        it needs the class counts, which are data."""
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return sample_weight
+        if isinstance(class_weight, str):
+            if class_weight == "balanced":
+                raise ValueError(
+                    "class_weight='balanced' is refused: it divides by the class counts, which are private (a "
+                    "statistic of the data, not covered by the fit's budget). Declare the weights as a dict from "
+                    "public knowledge (e.g. known class shares: {label: 1 / share}), or count the classes "
+                    "privately first (a noisy histogram, e.g. the discrete Laplace mechanism, at a share of the "
+                    "total budget) and pass weights computed from those noisy counts")
+            raise ValueError(f"class_weight must be None or a dict {{label: weight}}, got {class_weight!r}")
+        if not isinstance(class_weight, dict) or not class_weight:
+            raise ValueError("class_weight must be None or a non-empty dict {label: weight >= 0}")
+        if is_dask_collection(y):
+            raise ValueError("class_weight has no Dask path yet; pass the data in memory, or fold the weights "
+                             "into sample_weight")
+        classes = self.classes_
+        values = np.asarray(list(class_weight.values()), dtype=float)
+        if not np.all(np.isfinite(values) & (values >= 0)) or values.max() <= 0:
+            raise ValueError("class_weight values must be finite numbers >= 0, at least one of them > 0")
+        known = np.isin(np.asarray(list(class_weight), dtype=object), np.asarray(classes, dtype=object))
+        if not known.all():  # never quote a label: undeclared classes come from y
+            raise ValueError("class_weight names a label that is not one of the classes; declare the classes "
+                             "(classes=[...]) and weigh only those")
+        per_class = np.array([float(class_weight.get(c.item() if hasattr(c, "item") else c, 1.0))
+                              for c in classes])
+        per_class /= per_class.max()  # into [0, 1]: the replace-one sensitivity needs weights <= 1
+        weights = per_class[np.searchsorted(classes, y)]
+        return weights if sample_weight is None else weights * sample_weight
+
     def _budget(self) -> PrivacyBudget:
         budget = PrivacyBudget(self.epsilon, self.delta)
+        self._noise_checked = False  # the noise warning is shown once per fit (_regularizer)
         warn_if_model_selection(self)  # every fit starts here: a search's fits each spend the budget
         return budget
 

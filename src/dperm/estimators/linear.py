@@ -81,6 +81,11 @@ _CLASSES_DOC = """
         of ``y`` outside a declared set is an error; a declared label absent from ``y`` is
         fine (its one-vs-rest model or its column of the multinomial model is fit all the
         same).
+    class_weight : dict or None, default=None
+        Declared (public) weights of the classes, ``{label: weight >= 0}``; labels left
+        out weigh 1. Scaled into [0, 1] by the largest weight and multiplied into
+        ``sample_weight`` (the guarantee is unchanged, docs/estimators.md). ``"balanced"``
+        is refused: it needs the class counts, which are private.
 """
 
 _CLASSIFIER_ATTRIBUTES_DOC = """
@@ -129,7 +134,8 @@ def resolve_classes(declared, y) -> np.ndarray:
 
 
 class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
-    _parameter_constraints: dict = {**DPLinearModelMixin._parameter_constraints, "classes": ["array-like", None]}
+    _parameter_constraints: dict = {**DPLinearModelMixin._parameter_constraints, "classes": ["array-like", None],
+                                    "class_weight": [dict, str, None]}
 
     def __init__(
         self,
@@ -145,6 +151,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         random_state=None,
         classes=None,
         accountant=None,
+        class_weight=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -158,6 +165,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         self.random_state = random_state
         self.classes = classes
         self.accountant = accountant
+        self.class_weight = class_weight
 
     def fit(self, X, y, sample_weight=None):
         """Fit privately. Binary: one fit with the whole budget. K > 2 classes, multinomial
@@ -174,6 +182,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         sample_weight = self._sample_weight(sample_weight, X)
         check_classification_targets(y)
         self.classes_ = resolve_classes(self.classes, y)
+        sample_weight = self._class_weighted(sample_weight, y)
         k = len(self.classes_)
         rng = self._rng()
         self.multi_class_ = "binary" if k == 2 else self._multi_class(X)
@@ -285,9 +294,9 @@ class DPLogisticRegression(_DPClassifier):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0, fit_intercept=True,
                  intercept_scaling=1.0, constraint=None, solver_params=None, random_state=None, classes=None,
-                 accountant=None, multi_class="auto"):
+                 accountant=None, multi_class="auto", class_weight=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, fit_intercept, intercept_scaling, constraint,
-                         solver_params, random_state, classes, accountant)
+                         solver_params, random_state, classes, accountant, class_weight)
         self.multi_class = multi_class
 
     def _loss(self):
