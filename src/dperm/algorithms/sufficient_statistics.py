@@ -46,7 +46,7 @@ from ..result import PrivateFit
 from ._common import start
 from .registry import AutoRule, register
 
-__all__ = ["sufficient_statistics", "adassp", "gram_and_moment", "gram_sensitivity", "moment_sensitivity",
+__all__ = ["sufficient_statistics", "adassp", "adassp_ridge", "noise_operator_bound", "gram_and_moment", "gram_sensitivity", "moment_sensitivity",
            "eigenvalue_sensitivity", "least_squares_problem"]
 
 _BLOCK_ROWS = 1 << 15
@@ -173,8 +173,9 @@ def sufficient_statistics(
     budget: PrivacyBudget,
     *,
     rng=None,
-    ridge: float = 0.0,
+    ridge="auto",
     shares=(0.5, 0.5),
+    failure_probability: float = 0.05,
 ) -> PrivateFit:
     """Sufficient-statistics perturbation (SSP) for ridge regression.
 
@@ -183,7 +184,11 @@ def sufficient_statistics(
     projects ``A~`` onto the positive semidefinite cone and returns
     ``(A~_+ + (n mu + ridge) I)^-1 b~``, the minimizer of the noisy ridge objective
     (least-norm solution when singular). Everything after the two releases is
-    post-processing.
+    post-processing. The paper's SSP has no ridge (``ridge=0``), which is unstable
+    when ``X^T X`` is ill-conditioned against the noise; the default ridge is the
+    high-probability bound on the noise's operator norm (:func:`noise_operator_bound`),
+    the ridge AdaSSP takes when its eigenvalue bound is 0 -- a function of public
+    inputs only.
 
     Parameters
     ----------
@@ -197,11 +202,14 @@ def sufficient_statistics(
     rng : None, int or numpy.random.Generator
         ``None``: the floating-point-safe sampler (:func:`dperm.privacy.mechanisms.release`);
         a seed or a Generator: NumPy's reproducible noise, for experiments.
-    ridge : float, default 0
-        Extra public ridge added to ``n mu``.
+    ridge : "auto" or float, default "auto"
+        Extra public ridge added to ``n mu``; ``"auto"``: ``noise_operator_bound(sigma_A,
+        d, failure_probability)`` (sharp rule).
     shares : pair of positive numbers, default (1/2, 1/2)
         Shares of the Gaussian-DP budget ``mu^2`` for ``X^T X`` and ``X^T y``
         (normalized to sum 1).
+    failure_probability : float, default 0.05
+        rho of the automatic ridge.
 
     Returns
     -------
@@ -216,32 +224,62 @@ def sufficient_statistics(
     """
     secure = secure_randomness(rng)
     rng = start("sufficient_statistics", problem, budget, rng)
-    ridge = float(ridge)
-    if not (math.isfinite(ridge) and ridge >= 0):
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge}")
+    rho = float(failure_probability)
+    if not 0.0 < rho < 1.0:
+        raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability!r}")
+    automatic = isinstance(ridge, str) and ridge == "auto"
+    if not automatic:
+        if isinstance(ridge, (str, bool)):
+            raise ValueError(f"ridge must be 'auto' or a finite number >= 0, got {ridge!r}")
+        ridge = float(ridge)
+        if not (math.isfinite(ridge) and ridge >= 0):
+            raise ValueError(f"ridge must be 'auto' or a finite number >= 0, got {ridge}")
     shares = _check_shares(shares, 2)
     R, B, n, d = problem.data_norm, problem.label_bound, problem.n_samples, problem.n_features
     calibration, (gram_event, moment_event) = _calibrated_releases(
         (gram_sensitivity(R), moment_sensitivity(R, B)), shares, budget, secure, "sufficient_statistics")
+    if automatic:  # public: the calibrated noise, d and rho
+        ridge = noise_operator_bound(gram_event.sigma, d, rho)
     gram, moment = gram_and_moment(problem)  # after the budget is charged
     noisy_gram = _symmetric(release(rng, _upper(gram), gram_event), d)
     noisy_moment = release(rng, moment, moment_event)
     total_ridge = n * problem.regularizer.strong_convexity + ridge
     coef = _solve(_psd(noisy_gram) + total_ridge * np.eye(d), noisy_moment)
     return PrivateFit(coef=coef, privacy_spent=calibration.spent, algorithm="sufficient_statistics",
-                      event=calibration.event, hyperparameters={"ridge": ridge, "shares": shares},
+                      event=calibration.event, hyperparameters={"ridge": ridge, "shares": shares, "failure_probability": rho},
                       info={"ridge": total_ridge})
 
 
+def noise_operator_bound(sigma: float, d: int, failure_probability: float, rule: str = "sharp") -> float:
+    """A bound t with ``P(||E||_op > t) <= rho`` for the symmetric noise E of the Gram
+    release (diagonal std sigma, off-diagonal std ``sigma / sqrt(2)``: the isometric
+    triangle's noise, mirrored).
+
+    ``"sharp"``: ``sigma (sqrt(2 d) + sqrt(2 log(2 / rho)))``. E is ``sigma / sqrt(2)``
+    times a GOE matrix; ``u^T E u`` has variance exactly ``sigma^2`` for every unit u, so
+    Borell-TIS puts ``lambda_max(E)`` within ``sigma sqrt(2 log(2/rho))`` of its mean
+    except with probability ``rho / 2``, and the mean is at most ``2 sqrt(d) sigma /
+    sqrt(2)`` (Sudakov-Fernique against ``2 <g, u> sigma / sqrt(2)``); the same for
+    ``-lambda_min(E)``. ``"paper"``: Wang 2018's ``sigma sqrt(d log(2 d^2 / rho))``
+    (a union bound, about twice as large at d = 50)."""
+    if rule == "sharp":
+        return sigma * (math.sqrt(2.0 * d) + math.sqrt(2.0 * math.log(2.0 / failure_probability)))
+    if rule == "paper":
+        return sigma * math.sqrt(d * math.log(2.0 * d * d / failure_probability))
+    raise ValueError(f"noise_bound must be 'sharp' or 'paper', got {rule!r}")
+
+
 def adassp_ridge(noisy_min_eigenvalue: float, gram_sigma: float, eigenvalue_sigma: float, d: int, delta: float,
-                 failure_probability: float) -> float:
+                 failure_probability: float, rule: str = "sharp") -> float:
     """AdaSSP's ridge (Wang 2018, Algorithm 2, lines 2-3) from the released eigenvalue:
     the private lower bound ``lambda~ = max(lambda_min + sigma_lambda Z - sigma_lambda
     sqrt(log(6/delta)), 0)`` (``noisy_min_eigenvalue`` is ``lambda_min + sigma_lambda Z``),
-    then ``lambda = max(0, sigma_A sqrt(d log(2 d^2 / rho)) - lambda~)``: just enough
-    ridge that ``A~ + lambda I`` is positive definite with probability ``1 - rho``."""
+    then ``lambda = max(0, t - lambda~)`` with t the bound on the Gram noise's operator
+    norm (:func:`noise_operator_bound`; the paper's is ``sigma_A sqrt(d log(2 d^2 / rho))``):
+    just enough ridge that ``A~ + lambda I`` is positive definite with probability
+    ``1 - rho``."""
     lower = max(noisy_min_eigenvalue - eigenvalue_sigma * math.sqrt(math.log(6.0 / delta)), 0.0)
-    return max(0.0, gram_sigma * math.sqrt(d * math.log(2.0 * d * d / failure_probability)) - lower)
+    return max(0.0, noise_operator_bound(gram_sigma, d, failure_probability, rule) - lower)
 
 
 @register(
@@ -264,6 +302,7 @@ def adassp(
     rng=None,
     failure_probability: float = 0.05,
     shares=(1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0),
+    noise_bound: str = "sharp",
 ) -> PrivateFit:
     """AdaSSP: sufficient-statistics perturbation with an adaptive ridge (Wang 2018, Alg. 2).
 
@@ -307,16 +346,17 @@ def adassp(
     if not 0.0 < rho < 1.0:
         raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability!r}")
     shares = _check_shares(shares, 3)
+    noise_operator_bound(1.0, 1, 0.5, noise_bound)  # a bad rule fails before the budget is charged
     R, B, n, d = problem.data_norm, problem.label_bound, problem.n_samples, problem.n_features
     calibration, (eig_event, gram_event, moment_event) = _calibrated_releases(
         (eigenvalue_sensitivity(R), gram_sensitivity(R), moment_sensitivity(R, B)), shares, budget, secure, "adassp")
     gram, moment = gram_and_moment(problem)  # after the budget is charged
     min_eigenvalue = float(np.linalg.eigvalsh(gram)[0])
     noisy_eigenvalue = float(release(rng, np.array([min_eigenvalue]), eig_event)[0])
-    lam = adassp_ridge(noisy_eigenvalue, gram_event.sigma, eig_event.sigma, d, budget.delta, rho)
+    lam = adassp_ridge(noisy_eigenvalue, gram_event.sigma, eig_event.sigma, d, budget.delta, rho, noise_bound)
     noisy_gram = _symmetric(release(rng, _upper(gram), gram_event), d)
     noisy_moment = release(rng, moment, moment_event)
     total_ridge = lam + n * problem.regularizer.strong_convexity
     coef = _solve(noisy_gram + total_ridge * np.eye(d), noisy_moment)
     return PrivateFit(coef=coef, privacy_spent=calibration.spent, algorithm="adassp", event=calibration.event,
-                      hyperparameters={"failure_probability": rho, "shares": shares}, info={"ridge": total_ridge})
+                      hyperparameters={"failure_probability": rho, "shares": shares, "noise_bound": noise_bound}, info={"ridge": total_ridge})
