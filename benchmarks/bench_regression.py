@@ -128,7 +128,16 @@ def main(argv=None) -> None:
     parser.add_argument("--methods", default=None, help="comma-separated candidate names")
     parser.add_argument("--json", default=None, help="save the results here")
     parser.add_argument("--plot", default=None, help="save the figure here (PNG)")
+    parser.add_argument("--from-json", default=None, help="no fits: print and plot saved results")
     args = parser.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as fh:
+            results = json.load(fh)
+        epsilons = tuple(sorted({r["epsilon"] for r in results if r["epsilon"] is not None}))
+        print(markdown(results, epsilons))
+        if args.plot:
+            plot(results, epsilons, args.plot)
+        return
     from sklearn.linear_model import LinearRegression
 
     draws = args.draws or (2 if args.quick else 5)
@@ -202,11 +211,12 @@ def plot(results, epsilons, path: str) -> None:
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
     for ax, data_name in zip(axes.ravel(), datasets):
         ols = next(r["mean"] for r in results if r["dataset"] == data_name and r["epsilon"] is None)
-        for method in methods:
+        for i, method in enumerate(methods):
             pts = [(r["epsilon"], r["mean"], r["std"]) for r in results if r["dataset"] == data_name and r["method"] == method]
             if pts:
                 e, m, s = map(np.array, zip(*pts))
-                ax.errorbar(e, np.maximum(m, -0.5), yerr=s, marker="o", ms=3, capsize=2, label=method)
+                ax.errorbar(e, np.maximum(m, -0.5), yerr=s, marker="osd^v<>ph*X"[i % 11], ms=3, capsize=2,
+                            color=plt.cm.tab20(i % 20), ls="-" if i % 2 == 0 else "--", label=method)
         ax.axhline(ols, color="black", ls="--", lw=1, label="scikit-learn OLS")
         ax.axhline(0.0, color="grey", lw=0.5)
         ax.set_xscale("log")

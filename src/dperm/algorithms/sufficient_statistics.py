@@ -292,8 +292,8 @@ def adassp_ridge(noisy_min_eigenvalue: float, gram_sigma: float, eigenvalue_sigm
     gradient_complexity="one pass: X^T X and X^T y (n d^2), an eigenvalue and a d x d solve",
     summary="noisy X^T X and X^T y with a ridge chosen by a private bound on lambda_min(X^T X)",
     auto=AutoRule(0, least_squares_problem,
-                  "least squares without a constraint, delta > 0: AdaSSP (Wang 2018), measured best "
-                  "(docs/results.md, regression)"),
+                  "least squares without a constraint, delta > 0: AdaSSP (Wang 2018), the catalogue's "
+                  "adaptive solver of the exact squared loss (docs/results.md, regression)"),
 )
 def adassp(
     problem: ERMProblem,
