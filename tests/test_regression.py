@@ -360,3 +360,22 @@ def test_estimator_on_neighbours_releases_the_same_attributes(params):
             f["summary"]["info"].pop("ridge", None)
         fitted.append(out)
     assert repr(fitted[0]) == repr(fitted[1])
+
+
+@pytest.mark.parametrize("cls, kwargs, warns", [
+    (dperm.DPRobustRegressor, {"label_bound": 300.0}, True),
+    (dperm.DPHuberRegressor, {"label_bound": 300.0}, True),
+    (dperm.DPHuberRegressor, {"label_bound": 300.0, "threshold": 200.0}, False),
+    (dperm.DPLinearRegression, {"label_bound": 300.0}, False),  # its threshold is label_bound
+    (dperm.DPRobustRegressor, {"label_bound": 300.0, "y_bounds": (0, 300)}, False),
+])
+def test_raw_targets_against_a_robust_loss_scale_warn(cls, kwargs, warns):
+    X, y, _ = linear_data(n=20000, d=3)
+    raw = 150.0 + 100.0 * y
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(epsilon=4.0, random_state=0, **kwargs).fit(X, raw)
+    hits = [w for w in caught if "loss's scale" in str(w.message)]
+    assert bool(hits) == warns
+    for w in hits:
+        assert "y_bounds" in str(w.message) and f"{raw.mean():.3g}" not in str(w.message)

@@ -465,6 +465,8 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
                     DataNormWarning, stacklevel=2)
                 y = np.clip(y, low, high)
         self._warn_if_noise_dominates(X.shape[0], X.shape[1] + bool(self.fit_intercept), budget)
+        if bounds is None:
+            self._warn_if_loss_scale_mismatches()
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
                                                 sample_weight=sample_weight)
         self._set_target_map(coef, intercept, offset, scale)
@@ -489,6 +491,24 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
                 "test R^2 of the default was at most 0.14 on every dataset of docs/results.md, often below 0): the "
                 "model may predict worse than a constant. Use more rows, a larger epsilon or fewer features.",
                 PrivacyWarning, stacklevel=3)
+
+    def _warn_if_loss_scale_mismatches(self) -> None:
+        """A robust loss's scale (Huber threshold, biweight c) set in target units far below
+        ``label_bound``: raw targets then sit in its linear (Huber) or flat (biweight) part,
+        and the fit can end worse than a constant (a biweight fit of raw diabetes targets:
+        R^2 -4.7). Public parameters only."""
+        loss = self._loss()
+        scale = getattr(loss, "threshold", None)
+        if scale is None:
+            scale = getattr(loss, "c", None)
+        if scale is None or float(self.label_bound) <= 2.0 * float(scale):
+            return
+        warnings.warn(
+            f"label_bound={float(self.label_bound):g} is large against the {loss.name} loss's scale "
+            f"({float(scale):g}, in target units): targets of that size fall where the loss is linear or flat, "
+            "and the fit may predict worse than a constant. Declare the targets' bounds with y_bounds=(lo, hi), "
+            "which maps them onto [-label_bound, label_bound] (keep label_bound near the loss's scale).",
+            PrivacyWarning, stacklevel=3)
 
     def _check_targets(self, y: np.ndarray) -> None:
         """Raise ValueError for targets outside the loss's domain (none here)."""
