@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 import warnings
 
@@ -129,7 +130,12 @@ def main(argv=None) -> None:
     parser.add_argument("--json", default=None, help="save the results here")
     parser.add_argument("--plot", default=None, help="save the figure here (PNG)")
     parser.add_argument("--from-json", default=None, help="no fits: print and plot saved results")
+    parser.add_argument("--timing", action="store_true",
+                        help="only time one fit at n = 1e6, d = 100 (800 MB of float64) against scikit-learn")
     args = parser.parse_args(argv)
+    if args.timing:
+        timing()
+        return
     if args.from_json:
         with open(args.from_json) as fh:
             results = json.load(fh)
@@ -176,6 +182,34 @@ def main(argv=None) -> None:
             json.dump(results, fh, indent=1)
     if args.plot:
         plot(results, epsilons, args.plot)
+
+
+def timing(n: int = 1_000_000, d: int = 100, repeats: int = 2) -> None:
+    """Wall-clock seconds of one fit at n = 1e6, d = 100 (best of ``repeats``): scikit-learn's
+    ``LinearRegression`` against ``DPLinearRegression`` (default, AdaSSP, SSP) at eps = 1."""
+    import dperm
+    from sklearn.linear_model import LinearRegression
+
+    X, y, _, _ = make_linear(n, d, n_test=10)
+    fits = {
+        "scikit-learn LinearRegression()": lambda: LinearRegression().fit(X, y),
+        "DPLinearRegression() (default)": lambda: dperm.DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y),
+        "DPLinearRegression(solver='adassp')": lambda: dperm.DPLinearRegression(
+            epsilon=1.0, solver="adassp", random_state=0).fit(X, y),
+        "DPLinearRegression(solver='sufficient_statistics')": lambda: dperm.DPLinearRegression(
+            epsilon=1.0, solver="sufficient_statistics", random_state=0).fit(X, y),
+    }
+    base = None
+    for name, fit in fits.items():
+        best = math.inf
+        for _ in range(repeats):
+            started = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit()
+            best = min(best, time.perf_counter() - started)
+        base = best if base is None else base
+        print(f"{name:<55s} {best:7.2f} s  ({best / base:.2f} x scikit-learn)", flush=True)
 
 
 def markdown(results, epsilons) -> str:
