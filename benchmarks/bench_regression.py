@@ -105,7 +105,8 @@ def candidates():
         "AdaSSP (paper bound)": algorithm("adassp", noise_bound="paper"),
         "AdaSSP": algorithm("adassp"),
         "AdaSSP, shares .1/.45/.45": algorithm("adassp", shares=(0.1, 0.45, 0.45)),
-        "objective pert. (Huber)": estimator(dperm.DPHuberRegressor, fit_intercept=False, solver="objective_perturbation"),
+        "objective pert. (Huber)": estimator(dperm.DPHuberRegressor, fit_intercept=False,
+                                             solver="objective_perturbation"),
         "noisy GD (Huber)": estimator(dperm.DPHuberRegressor, fit_intercept=False, solver="noisy_gd"),
         "output pert. (ball 1)": estimator(dperm.DPLinearRegression, fit_intercept=False, solver="output_perturbation",
                                            constraint=("l2_ball", 1.0)),
@@ -224,7 +225,8 @@ def markdown(results, epsilons) -> str:
         for method in methods:
             cells = []
             for eps in epsilons:
-                row = [r for r in results if r["dataset"] == data_name and r["method"] == method and r["epsilon"] == eps]
+                row = [r for r in results
+                       if r["dataset"] == data_name and r["method"] == method and r["epsilon"] == eps]
                 cells.append(f"{row[0]['mean']:.3f} +- {row[0]['std']:.3f}" if row and abs(row[0]["mean"]) < 1e3
                              else (f"{row[0]['mean']:.1e}" if row else "not run"))
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
@@ -246,7 +248,8 @@ def plot(results, epsilons, path: str) -> None:
     for ax, data_name in zip(axes.ravel(), datasets):
         ols = next(r["mean"] for r in results if r["dataset"] == data_name and r["epsilon"] is None)
         for i, method in enumerate(methods):
-            pts = [(r["epsilon"], r["mean"], r["std"]) for r in results if r["dataset"] == data_name and r["method"] == method]
+            pts = [(r["epsilon"], r["mean"], r["std"]) for r in results
+                   if r["dataset"] == data_name and r["method"] == method]
             if pts:
                 e, m, s = map(np.array, zip(*pts))
                 ax.errorbar(e, np.maximum(m, -0.5), yerr=s, marker="osd^v<>ph*X"[i % 11], ms=3, capsize=2,

@@ -269,7 +269,8 @@ def test_linear_regression_default_is_objective_perturbation_of_the_huberized_sq
     assert old._constraint() == ("l2_ball", 1.0)
 
 
-@pytest.mark.parametrize("cls, extra", [(dperm.DPLinearRegression, {}), (dperm.DPLinearRegression, {"solver": "adassp"}),
+@pytest.mark.parametrize("cls, extra", [(dperm.DPLinearRegression, {}),
+                                        (dperm.DPLinearRegression, {"solver": "adassp"}),
                                         (dperm.DPHuberRegressor, {}), (dperm.DPRobustRegressor, {})])
 def test_y_bounds_fit_in_the_model_range_and_predict_in_original_units(cls, extra):
     """Fitting raw targets with y_bounds = (lo, hi) is the fit of the mapped targets
@@ -344,7 +345,8 @@ def test_noise_dominates_warning_from_public_inputs_only():
         dperm.DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
 
 
-@pytest.mark.parametrize("params", [{"y_bounds": (-3.0, 5.0)}, {"solver": "adassp"}, {"solver": "sufficient_statistics"}])
+@pytest.mark.parametrize("params", [{"y_bounds": (-3.0, 5.0)}, {"solver": "adassp"},
+                                    {"solver": "sufficient_statistics"}])
 def test_estimator_on_neighbours_releases_the_same_attributes(params):
     from test_release import _estimator_release, neighbours
 

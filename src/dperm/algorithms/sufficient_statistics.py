@@ -46,8 +46,8 @@ from ..result import PrivateFit
 from ._common import start
 from .registry import AutoRule, register
 
-__all__ = ["sufficient_statistics", "adassp", "adassp_ridge", "noise_operator_bound", "gram_and_moment", "gram_sensitivity", "moment_sensitivity",
-           "eigenvalue_sensitivity", "least_squares_problem"]
+__all__ = ["sufficient_statistics", "adassp", "adassp_ridge", "noise_operator_bound", "gram_and_moment",
+           "gram_sensitivity", "moment_sensitivity", "eigenvalue_sensitivity", "least_squares_problem"]
 
 _BLOCK_ROWS = 1 << 15
 _SQRT2 = math.sqrt(2.0)
@@ -246,7 +246,8 @@ def sufficient_statistics(
     total_ridge = n * problem.regularizer.strong_convexity + ridge
     coef = _solve(_psd(noisy_gram) + total_ridge * np.eye(d), noisy_moment)
     return PrivateFit(coef=coef, privacy_spent=calibration.spent, algorithm="sufficient_statistics",
-                      event=calibration.event, hyperparameters={"ridge": ridge, "shares": shares, "failure_probability": rho},
+                      event=calibration.event,
+                      hyperparameters={"ridge": ridge, "shares": shares, "failure_probability": rho},
                       info={"ridge": total_ridge})
 
 
@@ -359,4 +360,5 @@ def adassp(
     total_ridge = lam + n * problem.regularizer.strong_convexity
     coef = _solve(noisy_gram + total_ridge * np.eye(d), noisy_moment)
     return PrivateFit(coef=coef, privacy_spent=calibration.spent, algorithm="adassp", event=calibration.event,
-                      hyperparameters={"failure_probability": rho, "shares": shares, "noise_bound": noise_bound}, info={"ridge": total_ridge})
+                      hyperparameters={"failure_probability": rho, "shares": shares, "noise_bound": noise_bound},
+                      info={"ridge": total_ridge})

@@ -42,7 +42,8 @@ class DPRobustRegressor(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, c=4.685, accountant=None, y_bounds=None):
+                 solver_params=None, random_state=None, c=4.685, accountant=None,
+                 y_bounds=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
                          intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.c = c
