@@ -30,6 +30,8 @@ SPECS = {
     "dp_fw_l1": ("biweight", None, ("l1_ball", 1.0), 1e-5),
     "dp_sosp": ("biweight", ("l2", 0.01), None, 1e-5),
     "dp_gd_so": ("biweight", None, ("l2_ball", 1.0), 1e-5),
+    "sufficient_statistics": ("squared", ("l2", 0.1), None, 1e-5),
+    "adassp": ("squared", None, None, 1e-5),
 }
 
 

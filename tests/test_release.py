@@ -28,6 +28,8 @@ POST_PROCESSING_INFO = {
     # 2 L max ||w - w0|| over a net built around the noisy w0
     "localization": {"score_sensitivity"},
     "exponential_mechanism": set(),
+    # the ridge set from the noisy lambda_min(X^T X) release (Wang 2018, Alg. 2, line 3)
+    "adassp": {"ridge"},
 }
 RELEASED = [f for f in PrivateFit.__dataclass_fields__ if f not in ("coef", "diagnostics")]
 

@@ -11,6 +11,7 @@ method handles an l1 part; gradient methods cover the rest.
 =====  ===============================================================  =========================
 rule   problem (and budget)                                              algorithm
 =====  ===============================================================  =========================
+0      squared loss, no constraint, no l1 part, delta > 0                 ``adassp``
 1      non-convex loss                                                   ``dp_gd``
 2      strongly convex, smooth loss and regularizer, no constraint        ``objective_perturbation``
 3      strongly convex, smooth loss                                       ``output_perturbation``

@@ -54,6 +54,10 @@ _REQUIREMENTS: dict[str, tuple[Callable, str]] = {
         "a built-in loss: its compiled per-example kernels serve the built-in losses only "
         "(a custom loss runs with noisy_gd, dp_gd, dp_gld or dp_fw_l2)",
     ),
+    "squared_loss": (
+        lambda p, b: getattr(p.loss, "name", None) == "squared" and not getattr(p, "_custom", False),
+        "the squared loss (least squares): it releases the sufficient statistics X^T X and X^T y",
+    ),
     "margin_loss": (
         lambda p, b: not getattr(p, "_custom", False),
         "a built-in margin (GLM) loss: its accounting rests on the structure phi(<w, x>, y) "

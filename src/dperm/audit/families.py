@@ -41,6 +41,12 @@ two datasets by exactly the sensitivity its accounting assumes:
   by report-noisy-max (Gumbel) on scores ``-+R grad``; the canary moves the logit of
   ``+R`` by exactly the step epsilon, and the anchor rows' offset S puts D' in the tail
   where the likelihood ratio of that vertex approaches ``e^eps``.
+- ``sufficient_statistics`` and ``adassp`` (squared loss, the same canary pair: x = e_1,
+  y = +-1): ``X^T X`` and ``lambda_min(X^T X)`` are the same on D and D', and ``X^T y``
+  moves by exactly ``2 e_1 = 2 R B``, its sensitivity. The shares put 98% of the Gaussian-DP
+  budget on ``X^T y`` and an l2 penalty ``n mu = 640`` makes the ridge system nearly
+  ``640 I`` (its noise about 1% of it): the released ``w_1`` is then close to
+  ``(b_1 + e_1) / 640``, the Gaussian pair of ``sqrt(0.98)`` of the composition's mu.
 """
 
 from __future__ import annotations
@@ -205,6 +211,19 @@ def _dp_fw_l1(eps, delta, eps_run):
     return Scenario(_LOSS, None, ("l1_ball", 1.0), {"steps": 1, "output": "last"}, pair)
 
 
+_LEAST_SQUARES_MU = 10.0  # n mu = 640: the ridge system is close to 640 I
+
+
+def _sufficient_statistics(eps, delta, eps_run):
+    pair = label_flip_pair(N_SAMPLES, 3)
+    return Scenario("squared", ("l2", _LEAST_SQUARES_MU), None, {"shares": (0.02, 0.98)}, pair)
+
+
+def _adassp(eps, delta, eps_run):
+    pair = label_flip_pair(N_SAMPLES, 3)
+    return Scenario("squared", ("l2", _LEAST_SQUARES_MU), None, {"shares": (0.01, 0.01, 0.98)}, pair)
+
+
 def _by_delta(eps: float, delta: float) -> float:
     return gaussian_halving_epsilon(eps, delta) if delta > 0 else pure_halving_epsilon(eps)
 
@@ -221,6 +240,8 @@ FAMILIES: dict[str, Family] = {
         Family("dp_sgd", _dp_sgd_fixed_batch, _dp_sgd_fixed_batch_halving, ((2.0, 1e-2),), name="dp_sgd_fixed_batch"),
         Family("exponential_mechanism", _exponential_mechanism, pure_halving_epsilon, ((2.0, 0.0),)),
         Family("dp_fw_l1", _dp_fw_l1, pure_halving_epsilon, ((2.0, 0.0),)),
+        Family("sufficient_statistics", _sufficient_statistics, gaussian_halving_epsilon, ((2.0, 1e-2),)),
+        Family("adassp", _adassp, gaussian_halving_epsilon, ((2.0, 1e-2),)),
     )
 }
 

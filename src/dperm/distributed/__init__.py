@@ -53,7 +53,10 @@ _UNWEIGHTED_ON_DASK = ("dp_sgd", "rrpsgd", "dp_svrg", "dp_svrg_pp", "exponential
 # Registered algorithms refused on Dask data, each with its reason (for the error and
 # docs/scaling.md). Every registered algorithm is in one of the two tables
 # (tests/test_dask.py checks it), so a new algorithm must declare its Dask status.
-UNSUPPORTED_ALGORITHMS: dict[str, str] = {}
+UNSUPPORTED_ALGORITHMS: dict[str, str] = {
+    "sufficient_statistics": "its X^T X and X^T y have no map-reduce written on Dask data yet",
+    "adassp": "its X^T X and X^T y have no map-reduce written on Dask data yet",
+}
 
 
 def make_problem(X, y, loss="logistic", regularizer=None, constraint=None, *, data_norm=1.0, label_bound=1.0,

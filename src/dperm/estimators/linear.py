@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from numbers import Real
 
@@ -23,7 +24,8 @@ from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
 from ._base import DPLinearModelMixin
 
-__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS"]
+__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS",
+           "SUFFICIENT_STATISTICS_SOLVERS", "regression_signal_ratio", "NOISE_DOMINATES_RATIO"]
 
 # The solvers of the multinomial fit: the full-batch mechanisms whose guarantee rests only
 # on L, beta, mu and the convexity of the (vector-valued) problem (docs/estimators.md).
@@ -353,10 +355,54 @@ class DPLinearSVC(_DPClassifier):
         return HuberizedHinge(0.5)
 
 
+# Below this public ratio n epsilon / (d sqrt(ln(1/delta))) the privacy noise is expected to
+# dominate a private linear regression. In the study of docs/results.md (regression) the
+# default's mean test R^2 was at most 0.134 in every cell below it (WINE and BIKE at
+# eps = 0.1, ratios 10.9 and 6.8; diabetes at eps = 0.1 and 1, 0.87 and 8.7; synthetic
+# n = 1e3 at eps = 0.1, 2.7), and at least 0.139 in every cell above it (the lowest:
+# diabetes at eps = 4, ratio 35). d counts the intercept column.
+NOISE_DOMINATES_RATIO = 12.0
+
+
+def regression_signal_ratio(n_samples: int, n_features: int, epsilon: float, delta: float) -> float:
+    """``n epsilon / (d sqrt(ln(1/delta)))`` (``ln(1/delta)`` taken as 1 below e^-1 and for
+    delta = 0): the scale of the signal of n rows against the privacy noise of d
+    coefficients, from public inputs only (the excess risk of private linear regression
+    falls as ``d sqrt(ln(1/delta)) / (n epsilon)``; Wang 2018, Bassily et al. 2014)."""
+    log_term = math.sqrt(max(1.0, math.log(1.0 / delta))) if delta > 0 else 1.0
+    return float(n_samples) * float(epsilon) / (max(int(n_features), 1) * log_term)
+
+
+def _check_y_bounds(y_bounds) -> tuple[float, float] | None:
+    """``(lo, hi)`` with finite lo < hi, or None; a clear error otherwise (before any budget
+    is spent; no data involved)."""
+    if y_bounds is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in y_bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"y_bounds must be None or a pair (lo, hi) of numbers, got {y_bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"y_bounds must be a pair (lo, hi) of finite numbers with lo < hi, got {y_bounds!r}")
+    return lo, hi
+
+
+_Y_BOUNDS_DOC = """
+    y_bounds : tuple (lo, hi) or None, default=None
+        Declared public bounds on the target, in its own units. Given: targets are clipped
+        into [lo, hi] (silently: the bounds are the declaration), mapped affinely onto the
+        model's target range (``[-label_bound, label_bound]``: centre ``(lo + hi)/2``,
+        half-width ``(hi - lo)/2``), and ``predict`` maps back, so ``coef_``,
+        ``intercept_`` and predictions are in the original units. None: targets are taken
+        as they are, within ``[-label_bound, label_bound]`` (clipped with a warning).
+    """
+
+
 class _DPRegressor(RegressorMixin, DPLinearModelMixin):
     _parameter_constraints: dict = {
         **DPLinearModelMixin._parameter_constraints,
         "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "y_bounds": [tuple, list, np.ndarray, None],
     }
 
     def __init__(
@@ -373,6 +419,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         solver_params=None,
         random_state=None,
         accountant=None,
+        y_bounds=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -386,26 +433,91 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         self.solver_params = solver_params
         self.random_state = random_state
         self.accountant = accountant
+        self.y_bounds = y_bounds
+
+    def _target_range(self) -> tuple[float, float]:
+        """The interval the model's targets live in: ``[-label_bound, label_bound]``."""
+        bound = float(self.label_bound)
+        return -bound, bound
 
     def fit(self, X, y, sample_weight=None):
-        """Fit privately with the whole budget; labels above ``label_bound`` are clipped.
+        """Fit privately with the whole budget.
+
+        With ``y_bounds`` the targets are clipped into the declared bounds and mapped onto
+        ``[-label_bound, label_bound]`` (predictions map back); without, targets beyond
+        ``label_bound`` are clipped with a warning that says to declare ``y_bounds``.
+        When the public inputs (n, d, epsilon, delta) say the privacy noise will dominate
+        the fit, a :class:`~dperm.privacy.budget.PrivacyWarning` says so.
 
         ``sample_weight``: per-example weights in [0, 1] (or None); the guarantee is
         unchanged (docs/estimators.md)."""
         budget = self._budget()
+        bounds = _check_y_bounds(self.y_bounds)
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
         y = np.asarray(y, dtype=np.float64)
-        self._check_targets(y)
+        low, high = self._target_range()
+        if bounds is not None:
+            lo, hi = bounds
+            scale = (hi - lo) / (high - low)  # original units per model unit
+            offset = lo - low * scale  # original = offset + scale * model
+            y = low + (np.clip(y, lo, hi) - lo) / scale
+            y = np.clip(y, low, high)  # rounding
+        else:
+            scale, offset = 1.0, 0.0
+            self._check_targets(y)
+            if np.any((y < low) | (y > high)):  # the existing contract: clip, and say how to avoid it
+                warnings.warn(
+                    f"some targets lie outside the model's target range [{low:g}, {high:g}] (label_bound="
+                    f"{float(self.label_bound):g}); they were clipped to it. Declare the targets' public bounds "
+                    "with y_bounds=(lo, hi) to fit them in their own units.",
+                    DataNormWarning, stacklevel=2)
+                y = np.clip(y, low, high)
+        self._warn_if_noise_dominates(X.shape[0], X.shape[1] + bool(self.fit_intercept), budget)
+        if bounds is None:
+            self._warn_if_loss_scale_mismatches()
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
                                                 sample_weight=sample_weight)
-        self.coef_ = coef
-        self.intercept_ = intercept
+        self._set_target_map(coef, intercept, offset, scale)
         self.fits_ = [fit]
         self.privacy_spent_ = fit.privacy_spent
         self.event_ = fit.event
         self._set_n_iter([fit], single=True)
         return self
+
+    def _set_target_map(self, coef, intercept, offset: float, scale: float) -> None:
+        """coef_ and intercept_ in the original units: ``offset + scale (X w + b)``."""
+        self.coef_ = np.asarray(coef) * scale
+        self.intercept_ = offset + scale * intercept
+
+    def _warn_if_noise_dominates(self, n_samples: int, n_features: int, budget: PrivacyBudget) -> None:
+        ratio = regression_signal_ratio(n_samples, n_features, budget.epsilon, budget.delta)
+        if ratio < NOISE_DOMINATES_RATIO:
+            warnings.warn(
+                f"with n = {n_samples} rows, d = {n_features} coefficients, epsilon = {budget.epsilon:g} and "
+                f"delta = {budget.delta:g}, the privacy noise is expected to dominate this regression "
+                f"(n epsilon / (d sqrt(ln(1/delta))) = {ratio:.2g} < {NOISE_DOMINATES_RATIO:g}; below it the measured "
+                "test R^2 of the default was at most 0.14 on every dataset of docs/results.md, often below 0): the "
+                "model may predict worse than a constant. Use more rows, a larger epsilon or fewer features.",
+                PrivacyWarning, stacklevel=3)
+
+    def _warn_if_loss_scale_mismatches(self) -> None:
+        """A robust loss's scale (Huber threshold, biweight c) set in target units far below
+        ``label_bound``: raw targets then sit in its linear (Huber) or flat (biweight) part,
+        and the fit can end worse than a constant (a biweight fit of raw diabetes targets:
+        R^2 -4.7). Public parameters only."""
+        loss = self._loss()
+        scale = getattr(loss, "threshold", None)
+        if scale is None:
+            scale = getattr(loss, "c", None)
+        if scale is None or float(self.label_bound) <= 2.0 * float(scale):
+            return
+        warnings.warn(
+            f"label_bound={float(self.label_bound):g} is large against the {loss.name} loss's scale "
+            f"({float(scale):g}, in target units): targets of that size fall where the loss is linear or flat, "
+            "and the fit may predict worse than a constant. Declare the targets' bounds with y_bounds=(lo, hi), "
+            "which maps them onto [-label_bound, label_bound] (keep label_bound near the loss's scale).",
+            PrivacyWarning, stacklevel=3)
 
     def _check_targets(self, y: np.ndarray) -> None:
         """Raise ValueError for targets outside the loss's domain (none here)."""
@@ -419,17 +531,21 @@ class DPHuberRegressor(_DPRegressor):
         """Differentially private robust linear regression with the Huber loss.
 
     Minimizes ``(1/n) sum huber_k(<w, x> - y) + (alpha/2) ||w||^2``; the Huber loss is
-    k-Lipschitz on all of R^d, so no constraint set is needed.
+    k-Lipschitz on all of R^d, so no constraint set is needed. The default solver
+    (``"auto"``) is objective perturbation (the catalogue's rule 2), the best candidate of
+    the regression study (docs/results.md) with ``alpha="auto"``.
 
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
         + """
     label_bound : float, default=1.0
-        Declared public bound on |y|; larger labels are clipped (with a warning).
+        Declared public bound on |y| (in the model's units, after ``y_bounds``); larger
+        labels are clipped (with a warning).
     threshold : float, default=1.0
-        The Huber threshold k.
+        The Huber threshold k (in the model's units).
     """
+        + _Y_BOUNDS_DOC
     )
 
     _parameter_constraints: dict = {
@@ -438,31 +554,47 @@ class DPHuberRegressor(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, threshold=1.0, accountant=None):
+                 solver_params=None, random_state=None, threshold=1.0, accountant=None, y_bounds=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state, accountant)
+                         intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.threshold = threshold
 
     def _loss(self):
         return Huber(float(self.threshold))
 
 
+# The solvers of the exact squared loss without a constraint (no Lipschitz bound needed).
+SUFFICIENT_STATISTICS_SOLVERS = ("adassp", "sufficient_statistics")
+
+
 class DPLinearRegression(_DPRegressor):
     __doc__ = (
-        """Differentially private least squares on a bounded set.
+        """Differentially private least squares.
 
-    The squared loss is Lipschitz only on a bounded set, so a constraint is required:
-    by default the L2 ball of radius ``radius`` (the ``constraint`` parameter overrides).
+    ``solver="auto"`` (the default, chosen by the regression study of docs/results.md):
+    objective perturbation of the squared loss made Lipschitz beyond the label bound,
+    ``(1/n) sum huber_B(<w, x> - y) + (alpha/2) ||w||^2`` with ``B = label_bound`` (the
+    squared loss ``r^2/2`` for residuals ``|r| <= B``, linear beyond), no constraint,
+    ``alpha="auto"`` by :func:`dperm.defaults.estimator_alpha`. It was the best candidate
+    on WINE, BIKE, diabetes and synthetic data at epsilon 0.1 to 4, ahead of AdaSSP.
+
+    ``solver="adassp"`` or ``"sufficient_statistics"`` (Wang 2018): the exact squared loss,
+    no constraint, through noisy ``X^T X`` and ``X^T y`` (delta > 0); ``alpha="auto"`` is
+    then 0 (AdaSSP chooses its own ridge; SSP adds its public ridge). Any other solver of
+    the catalogue: the exact squared loss, which is Lipschitz only on a bounded set, over
+    the L2 ball of radius ``radius`` (the ``constraint`` parameter overrides).
 
     Parameters
     ----------"""
         + _COMMON_PARAMS_DOC
         + """
     label_bound : float, default=1.0
-        Declared public bound on |y|; larger labels are clipped (with a warning).
+        Declared public bound on |y| (in the model's units, after ``y_bounds``); larger
+        labels are clipped (with a warning).
     radius : float, default=1.0
-        Radius of the default L2-ball constraint.
+        Radius of the L2-ball constraint of the solvers that need one.
     """
+        + _Y_BOUNDS_DOC
     )
 
     _parameter_constraints: dict = {
@@ -471,13 +603,25 @@ class DPLinearRegression(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, radius=1.0, accountant=None):
+                 solver_params=None, random_state=None, radius=1.0, accountant=None, y_bounds=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state, accountant)
+                         intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.radius = radius
 
     def _loss(self):
+        if self.solver == "auto":  # the study's default: the squared loss, linear beyond the label bound
+            return Huber(float(self.label_bound))
         return Squared()
 
     def _constraint(self):
-        return ("l2_ball", float(self.radius)) if self.constraint is None else self.constraint
+        if self.constraint is not None:
+            return self.constraint
+        if self.solver == "auto" or self.solver in SUFFICIENT_STATISTICS_SOLVERS:
+            return None
+        return ("l2_ball", float(self.radius))
+
+    def _regularizer(self, n_samples, n_features, budget, label_bound=1.0, loss=None, n_classes=2):
+        if self.solver in SUFFICIENT_STATISTICS_SOLVERS and isinstance(self.alpha, str) and self.alpha == "auto":
+            self.alpha_ = 0.0  # AdaSSP picks its ridge from a private eigenvalue bound; SSP its public one
+            return None
+        return super()._regularizer(n_samples, n_features, budget, label_bound, loss, n_classes)

@@ -10,7 +10,7 @@ from scipy.special import expit, ndtr
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..problem.losses import Biweight, SigmoidSquared
-from .linear import _COMMON_PARAMS_DOC, _DPRegressor
+from .linear import _COMMON_PARAMS_DOC, _Y_BOUNDS_DOC, _DPRegressor
 
 __all__ = ["DPRobustRegressor", "DPGLMRegressor"]
 
@@ -35,15 +35,17 @@ class DPRobustRegressor(_DPRegressor):
     c : float, default=4.685
         The biweight constant (in label units): residuals beyond c have a flat loss.
     """
+        + _Y_BOUNDS_DOC
     )
 
     _parameter_constraints: dict = {**_DPRegressor._parameter_constraints, "c": [Interval(Real, 0, None, closed="neither")]}
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, c=4.685, accountant=None):
+                 solver_params=None, random_state=None, c=4.685, accountant=None,
+                 y_bounds=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state, accountant)
+                         intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.c = c
 
     def _loss(self):
@@ -67,6 +69,11 @@ class DPGLMRegressor(_DPRegressor):
     label_bound : float, default=1.0
         Declared public bound on |y| (the targets are in [0, 1], so 1 is the natural bound).
     link : {"sigmoid", "probit"}, default="sigmoid"
+    y_bounds : tuple (lo, hi) or None, default=None
+        Declared public bounds on the target, in its own units. Given: targets are clipped
+        into [lo, hi] (silently: the bounds are the declaration) and mapped affinely onto
+        [0, 1], and ``predict`` returns ``lo + (hi - lo) s(<w, x> + b)``. None: targets must
+        be in [0, 1].
     """
     )
 
@@ -74,9 +81,9 @@ class DPGLMRegressor(_DPRegressor):
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, link="sigmoid", accountant=None):
+                 solver_params=None, random_state=None, link="sigmoid", accountant=None, y_bounds=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
-                         intercept_scaling, constraint, solver_params, random_state, accountant)
+                         intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.link = link
 
     def _loss(self):
@@ -86,6 +93,15 @@ class DPGLMRegressor(_DPRegressor):
         if np.any((y < 0) | (y > 1)):  # no value quoted: targets are data
             raise ValueError("DPGLMRegressor needs targets in [0, 1] (its link maps onto (0, 1)); rescale y first")
 
+    def _target_range(self) -> tuple[float, float]:
+        return 0.0, 1.0
+
+    def _set_target_map(self, coef, intercept, offset: float, scale: float) -> None:
+        # the link is not affine: coef_ and intercept_ stay in link units, predict maps back
+        self.coef_, self.intercept_ = np.asarray(coef), intercept
+        self.y_offset_, self.y_scale_ = float(offset), float(scale)
+
     def predict(self, X):
         scores = self._decision(X)
-        return expit(scores) if self.link == "sigmoid" else ndtr(scores)
+        mean = expit(scores) if self.link == "sigmoid" else ndtr(scores)
+        return self.y_offset_ + self.y_scale_ * mean if hasattr(self, "y_offset_") else mean
