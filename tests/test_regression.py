@@ -329,7 +329,7 @@ def test_bad_y_bounds_are_refused(bad):
 
 def test_noise_dominates_warning_from_public_inputs_only():
     X, y, _ = linear_data(n=300, d=10)
-    with pytest.warns(PrivacyWarning, match="expected to dominate"):
+    with pytest.warns(dperm.NoiseDominatesWarning, match="likely dominate"):
         dperm.DPLinearRegression(epsilon=0.1, random_state=0).fit(X, y)
     # the same public inputs, other targets: the same message (it reads no data)
     msgs = []
@@ -337,11 +337,11 @@ def test_noise_dominates_warning_from_public_inputs_only():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             dperm.DPLinearRegression(epsilon=0.1, random_state=0).fit(X, target)
-        msgs.append([str(w.message) for w in caught if issubclass(w.category, PrivacyWarning)])
+        msgs.append([str(w.message) for w in caught if issubclass(w.category, dperm.NoiseDominatesWarning)])
     assert msgs[0] == msgs[1] == msgs[2] and msgs[0]
     X, y, _ = linear_data(n=20000, d=5)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", PrivacyWarning)
+        warnings.simplefilter("error", dperm.NoiseDominatesWarning)
         dperm.DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
 
 

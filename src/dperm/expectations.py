@@ -39,12 +39,21 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["NoiseDominatesWarning", "signal_to_noise", "noise_dominates", "SIGNAL_TO_NOISE_THRESHOLD"]
+__all__ = ["NoiseDominatesWarning", "signal_to_noise", "noise_dominates", "SIGNAL_TO_NOISE_THRESHOLD",
+           "REGRESSION_SIGNAL_TO_NOISE_THRESHOLD", "warning_threshold"]
 
-# Below this signal-to-noise ratio the fit warns. Measured (docs/estimators.md, "When the
-# noise dominates"): the fits that came out at or below the majority class had estimates
-# 0.009-0.27; those clearly above it 0.37 and up (the bound is loose by a factor of a few).
+# Below this signal-to-noise ratio a classifier's fit warns. Measured (docs/estimators.md,
+# "When the noise dominates"): the fits that came out at or below the majority class had
+# estimates 0.009-0.27; those clearly above it 0.37 and up (the bound is loose by a factor of a few).
 SIGNAL_TO_NOISE_THRESHOLD = 0.3
+# The same estimate for a regression loss (risk(0) = phi(0, label_bound)), measured on the
+# regression study of docs/results.md (default DPLinearRegression, test R^2 over 5 draws):
+# every cell with estimate <= 1.36 scored R^2 <= 0.134 (WINE and BIKE at eps 0.1: 1.36,
+# 0.85; diabetes at eps 0.1 and 1: 0.10, 1.03; synthetic n = 1e3 at eps 0.1: 0.23), every
+# cell with estimate >= 2.3 scored >= 0.139 (diabetes at eps 4: 4.1; synthetic n = 1e3 at
+# eps 1 and n = 1e4 at eps 0.1: 2.3). A near-constant regression is already useless where a
+# near-constant classifier still has its majority class, hence the higher threshold.
+REGRESSION_SIGNAL_TO_NOISE_THRESHOLD = 1.5
 
 
 class NoiseDominatesWarning(UserWarning):
@@ -148,6 +157,15 @@ def signal_to_noise(n: int, d: int, epsilon: float, delta: float, *, loss="logis
     return _zero_model_risk(loss, label_bound) / bound
 
 
+def warning_threshold(loss="logistic", n_classes: int = 2) -> float:
+    """The signal-to-noise estimate below which :func:`noise_dominates` warns:
+    :data:`SIGNAL_TO_NOISE_THRESHOLD` for a classification loss,
+    :data:`REGRESSION_SIGNAL_TO_NOISE_THRESHOLD` for a regression one (both measured)."""
+    loss = _loss_object(loss, n_classes)
+    classification = loss.binary or getattr(loss, "name", None) == "multinomial"
+    return SIGNAL_TO_NOISE_THRESHOLD if classification else REGRESSION_SIGNAL_TO_NOISE_THRESHOLD
+
+
 def noise_dominates(n: int, d: int, epsilon: float, delta: float, *, loss="logistic", alpha="auto",
                     data_norm: float = 1.0, label_bound: float = 1.0, constraint=None, solver: str = "auto",
                     n_classes: int = 2) -> str | None:
@@ -170,10 +188,11 @@ def noise_dominates(n: int, d: int, epsilon: float, delta: float, *, loss="logis
     """
     ratio = signal_to_noise(n, d, epsilon, delta, loss=loss, alpha=alpha, data_norm=data_norm,
                             label_bound=label_bound, constraint=constraint, solver=solver, n_classes=n_classes)
-    if ratio >= SIGNAL_TO_NOISE_THRESHOLD:
+    threshold = warning_threshold(loss, n_classes)
+    if ratio >= threshold:
         return None
     return (f"the privacy noise will likely dominate this fit (n={n} rows, {d} coefficients, epsilon={epsilon:g}, "
             f"delta={delta:g}): its public signal-to-noise estimate is {ratio:.2g}, below "
-            f"{SIGNAL_TO_NOISE_THRESHOLD:g}, "
-            "so the model may come out near constant (e.g. predicting one class). What helps: more rows or a larger "
+            f"{threshold:g}, "
+            "so the model may come out near constant (predicting one class, or worse than the mean target). What helps: more rows or a larger "
             "epsilon (the estimate grows with n x epsilon), or fewer features.")

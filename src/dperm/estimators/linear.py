@@ -25,7 +25,7 @@ from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
 from ._base import DPLinearModelMixin
 
 __all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS",
-           "SUFFICIENT_STATISTICS_SOLVERS", "regression_signal_ratio", "NOISE_DOMINATES_RATIO"]
+           "SUFFICIENT_STATISTICS_SOLVERS"]
 
 # The solvers of the multinomial fit: the full-batch mechanisms whose guarantee rests only
 # on L, beta, mu and the convexity of the (vector-valued) problem (docs/estimators.md).
@@ -355,22 +355,6 @@ class DPLinearSVC(_DPClassifier):
         return HuberizedHinge(0.5)
 
 
-# Below this public ratio n epsilon / (d sqrt(ln(1/delta))) the privacy noise is expected to
-# dominate a private linear regression. In the study of docs/results.md (regression) the
-# default's mean test R^2 was at most 0.134 in every cell below it (WINE and BIKE at
-# eps = 0.1, ratios 10.9 and 6.8; diabetes at eps = 0.1 and 1, 0.87 and 8.7; synthetic
-# n = 1e3 at eps = 0.1, 2.7), and at least 0.139 in every cell above it (the lowest:
-# diabetes at eps = 4, ratio 35). d counts the intercept column.
-NOISE_DOMINATES_RATIO = 12.0
-
-
-def regression_signal_ratio(n_samples: int, n_features: int, epsilon: float, delta: float) -> float:
-    """``n epsilon / (d sqrt(ln(1/delta)))`` (``ln(1/delta)`` taken as 1 below e^-1 and for
-    delta = 0): the scale of the signal of n rows against the privacy noise of d
-    coefficients, from public inputs only (the excess risk of private linear regression
-    falls as ``d sqrt(ln(1/delta)) / (n epsilon)``; Wang 2018, Bassily et al. 2014)."""
-    log_term = math.sqrt(max(1.0, math.log(1.0 / delta))) if delta > 0 else 1.0
-    return float(n_samples) * float(epsilon) / (max(int(n_features), 1) * log_term)
 
 
 def _check_y_bounds(y_bounds) -> tuple[float, float] | None:
@@ -473,7 +457,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
                     "with y_bounds=(lo, hi) to fit them in their own units.",
                     DataNormWarning, stacklevel=2)
                 y = np.clip(y, low, high)
-        self._warn_if_noise_dominates(X.shape[0], X.shape[1] + bool(self.fit_intercept), budget)
         if bounds is None:
             self._warn_if_loss_scale_mismatches()
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
@@ -489,17 +472,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         """coef_ and intercept_ in the original units: ``offset + scale (X w + b)``."""
         self.coef_ = np.asarray(coef) * scale
         self.intercept_ = offset + scale * intercept
-
-    def _warn_if_noise_dominates(self, n_samples: int, n_features: int, budget: PrivacyBudget) -> None:
-        ratio = regression_signal_ratio(n_samples, n_features, budget.epsilon, budget.delta)
-        if ratio < NOISE_DOMINATES_RATIO:
-            warnings.warn(
-                f"with n = {n_samples} rows, d = {n_features} coefficients, epsilon = {budget.epsilon:g} and "
-                f"delta = {budget.delta:g}, the privacy noise is expected to dominate this regression "
-                f"(n epsilon / (d sqrt(ln(1/delta))) = {ratio:.2g} < {NOISE_DOMINATES_RATIO:g}; below it the measured "
-                "test R^2 of the default was at most 0.14 on every dataset of docs/results.md, often below 0): the "
-                "model may predict worse than a constant. Use more rows, a larger epsilon or fewer features.",
-                PrivacyWarning, stacklevel=3)
 
     def _warn_if_loss_scale_mismatches(self) -> None:
         """A robust loss's scale (Huber threshold, biweight c) set in target units far below
