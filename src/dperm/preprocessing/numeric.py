@@ -1,0 +1,211 @@
+"""Numeric columns: declared bounds or a private centre and spread, scaling into [-1, 1],
+clipping, and missing values (an indicator; the fill is the centre)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..privacy import events as ev
+from ._base import PrivateTransformerMixin
+from .quantiles import linear_grid, log_grid, private_quantile, quantile_event
+
+__all__ = ["PrivateScaler"]
+
+REFINE_POINTS = 64  # candidates of the second, linear stage
+
+
+def _as_float_matrix(X) -> np.ndarray:
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"expected a 2-d array of numeric columns, got an array of {X.ndim} dimension(s)")
+    return X
+
+
+def _check_pair(pair, what: str) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a pair (low, high) of numbers, got {pair!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"{what} must satisfy low < high, both finite, got {pair!r}")
+    return low, high
+
+
+class PrivateScaler(PrivateTransformerMixin):
+    """Scale numeric columns into [-1, 1] around a declared or private centre and spread.
+
+    Each column is mapped by ``clip((x - centre) / spread, -1, 1)``. Declared bounds
+    ``(low, high)`` cost nothing (centre their middle, spread their half-width). A column
+    without declared bounds gets, by the exponential mechanism over declared candidate
+    grids (Smith 2011; :mod:`dperm.preprocessing.quantiles`):
+
+    1. its private median over ``candidates`` (default
+       :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
+       needs to be known); with ``refine``, again over 64 equally spaced points between
+       the first draw's neighbouring grid points;
+    2. its spread: the private ``spread_quantile`` of ``|x - centre|`` over the positive
+       part of the grid (a robust, median-absolute-deviation-like scale).
+
+    Both are far from the data's edges in rank (n/2 and ``(1 - spread_quantile) n``
+    rows), which is what makes the exponential mechanism accurate over a wide grid; the
+    extreme quantiles (a min-max range) are not: the many candidates beyond the data all
+    score within ``q n`` of the best and take the draw at small epsilon (measured in
+    docs/your-data.md). A column that is mostly one value (capital gains: 92% zeros) gets
+    the smallest spread and becomes a signed indicator of "not the usual value".
+
+    Missing values (NaN) map to 0 (the centre); with ``missing_indicator`` a 0/1 column
+    per input column marks them (appended after the scaled columns).
+
+    Parameters
+    ----------
+    bounds : None, (low, high), or a sequence of (low, high) or None per column
+        Declared public bounds (free); None: estimated privately.
+    spread_quantile : float, default=0.9
+    candidates : array-like or None
+        The declared grid of the median (strictly increasing); None: ``log_grid()``.
+        The spread's grid is its positive part.
+    refine : bool, default=True
+        Refine the median on a linear grid (three draws per column instead of two).
+    missing_indicator : bool, default=False
+    epsilon : float, default=1.0
+        The whole transformer's budget, split equally among its draws (basic composition;
+        pure epsilon-DP). Unused when everything is declared.
+    accountant : BudgetAccountant or None
+        Charged with ``event_`` before the data is read (else the active accountant).
+    random_state : None, int or Generator
+        None: every draw by the exact sampler with operating-system bits (production);
+        a seed: NumPy's reproducible Gumbel-max draws (experiments).
+
+    Attributes
+    ----------
+    centre_, spread_ : ndarray of shape (n_features,)
+        Declared values and private draws only.
+    bounds_ : ndarray of shape (n_features, 2), ``centre_ -+ spread_``.
+    row_norm_bound_ : float
+        Public bound on the L2 norm of an output row, ``sqrt(n_features + n_indicators)``.
+    event_, privacy_spent_ : the mechanism (composed exponential-mechanism draws) and its
+        guarantee (pure epsilon-DP; None when all is declared).
+
+    Privacy
+    -------
+    Replace-one: each draw is ``epsilon / k``-DP (k draws, a public count); the fit is
+    epsilon-DP by basic composition and the one accountant may certify less (the draws
+    are bounded-range, so with delta > 0 they compose as zCDP). ``transform`` maps each
+    row by itself with the released values: a post-processing.
+
+    References
+    ----------
+    Smith, A. Privacy-preserving statistical estimation with optimal convergence rates.
+    STOC 2011. McSherry, F., Talwar, K. Mechanism design via differential privacy. FOCS 2007.
+    """
+
+    def __init__(self, bounds=None, *, spread_quantile=0.9, candidates=None, refine=True, missing_indicator=False,
+                 epsilon=1.0, accountant=None, random_state=None):
+        self.bounds = bounds
+        self.spread_quantile = spread_quantile
+        self.candidates = candidates
+        self.refine = refine
+        self.missing_indicator = missing_indicator
+        self.epsilon = epsilon
+        self.accountant = accountant
+        self.random_state = random_state
+
+    # ---------------------------------------------------------------- public planning
+    def _declared_bounds(self, p: int) -> list:
+        b = self.bounds
+        if b is None:
+            return [None] * p
+        if len(b) == 2 and all(isinstance(v, numbers.Real) for v in b):
+            return [_check_pair(b, "bounds")] * p
+        if len(b) != p:
+            raise ValueError(f"bounds has {len(b)} entries but X has {p} columns")
+        return [None if pair is None else _check_pair(pair, f"bounds of column {j}") for j, pair in enumerate(b)]
+
+    def _grids(self):
+        grid = log_grid() if self.candidates is None else np.asarray(self.candidates, dtype=np.float64)
+        if grid.ndim != 1 or grid.size < 2 or not np.isfinite(grid).all() or np.any(np.diff(grid) <= 0):
+            raise ValueError("candidates must be a 1-d, finite, strictly increasing grid of at least 2 values")
+        radii = grid[grid > 0]
+        if radii.size < 2:
+            raise ValueError("candidates must hold at least two positive values (the spread's grid)")
+        return grid, radii
+
+    def _event(self, declared, grid, radii):
+        per_column = 3 if self.refine else 2
+        draws = per_column * sum(d is None for d in declared)
+        if draws == 0:
+            return ev.NoOpDpEvent(), 0.0
+        eps = float(self.epsilon) / draws
+        parts = []
+        for pair in declared:
+            if pair is None:
+                parts.append(quantile_event(eps, grid))
+                if self.refine:
+                    parts.append(quantile_event(eps, REFINE_POINTS))
+                parts.append(quantile_event(eps, radii))
+        return ev.composed(parts), eps
+
+    # ---------------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Estimate (or take) centre and spread; charges its event before reading X."""
+        self._check_budget()
+        q = self.spread_quantile
+        if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 < q < 1.0:
+            raise ValueError(f"spread_quantile must be in (0, 1), got {q!r}")
+        X = _as_float_matrix(X)
+        n, p = X.shape
+        if n < 1 or p < 1:
+            raise ValueError("X must have at least one row and one column")
+        if np.isinf(X).any():
+            raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
+        declared = self._declared_bounds(p)
+        grid, radii = self._grids()
+        event, eps = self._event(declared, grid, radii)
+        self._charge(event)
+        rng = self._rng()
+        centre, spread = np.empty(p), np.empty(p)
+        for j in range(p):
+            if declared[j] is not None:
+                low, high = declared[j]
+                centre[j], spread[j] = 0.5 * (low + high), 0.5 * (high - low)
+                continue
+            # an all-missing column still takes its draws (flat scores): the count is public
+            column = X[:, j][~np.isnan(X[:, j])]
+            c = private_quantile(column, 0.5, grid, eps, rng)
+            if self.refine:
+                i = int(np.searchsorted(grid, c))
+                fine = linear_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
+                c = private_quantile(column, 0.5, fine, eps, rng)
+            centre[j] = c
+            spread[j] = private_quantile(np.abs(column - c), float(q), radii, eps, rng)
+        self.centre_, self.spread_ = centre, spread
+        self.bounds_ = np.column_stack([centre - spread, centre + spread])
+        self.n_features_in_ = p
+        self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))
+        return self
+
+    # ---------------------------------------------------------------------- transform
+    def transform(self, X):
+        """Rows mapped one by one with the released centre and spread (a post-processing)."""
+        check_is_fitted(self, "centre_")
+        X = _as_float_matrix(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns, the scaler was fitted on {self.n_features_in_}")
+        missing = np.isnan(X)
+        out = np.clip((np.where(missing, self.centre_, X) - self.centre_) / self.spread_, -1.0, 1.0)
+        if self.missing_indicator:
+            out = np.hstack([out, missing.astype(np.float64)])
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self, "centre_")
+        names = [f"x{j}" for j in range(self.n_features_in_)] if input_features is None else list(input_features)
+        if self.missing_indicator:
+            names = names + [f"{name}_missing" for name in names]
+        return np.asarray(names, dtype=object)
