@@ -49,11 +49,11 @@ class PrivateScaler(PrivateTransformerMixin):
        :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
        needs to be known); with ``refine``, again over 64 equally spaced points between
        the first draw's neighbouring grid points;
-    2. its spread: the private ``spread_quantile`` of ``|x - centre|`` over the positive
-       part of the grid (a robust, median-absolute-deviation-like scale).
+    2. its spread: ``spread_multiple`` times the private ``spread_quantile`` of
+       ``|x - centre|`` over the positive part of the grid (by default 3 median absolute
+       deviations, about 2 standard deviations of a normal column).
 
-    Both are far from the data's edges in rank (n/2 and ``(1 - spread_quantile) n``
-    rows), which is what makes the exponential mechanism accurate over a wide grid; the
+    Both are far from the data's edges in rank (n/2 rows each), which is what makes the exponential mechanism accurate over a wide grid; the
     extreme quantiles (a min-max range) are not: the many candidates beyond the data all
     score within ``q n`` of the best and take the draw at small epsilon (measured in
     docs/your-data.md). A column that is mostly one value (capital gains: 92% zeros) gets
@@ -66,7 +66,8 @@ class PrivateScaler(PrivateTransformerMixin):
     ----------
     bounds : None, (low, high), or a sequence of (low, high) or None per column
         Declared public bounds (free); None: estimated privately.
-    spread_quantile : float, default=0.9
+    spread_quantile : float, default=0.5
+    spread_multiple : float, default=3.0
     candidates : array-like or None
         The declared grid of the median (strictly increasing); None: ``log_grid()``.
         The spread's grid is its positive part.
@@ -105,10 +106,11 @@ class PrivateScaler(PrivateTransformerMixin):
     STOC 2011. McSherry, F., Talwar, K. Mechanism design via differential privacy. FOCS 2007.
     """
 
-    def __init__(self, bounds=None, *, spread_quantile=0.9, candidates=None, refine=True, missing_indicator=False,
-                 epsilon=1.0, accountant=None, random_state=None):
+    def __init__(self, bounds=None, *, spread_quantile=0.5, spread_multiple=3.0, candidates=None, refine=True,
+                 missing_indicator=False, epsilon=1.0, accountant=None, random_state=None):
         self.bounds = bounds
         self.spread_quantile = spread_quantile
+        self.spread_multiple = spread_multiple
         self.candidates = candidates
         self.refine = refine
         self.missing_indicator = missing_indicator
@@ -158,6 +160,9 @@ class PrivateScaler(PrivateTransformerMixin):
         q = self.spread_quantile
         if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 < q < 1.0:
             raise ValueError(f"spread_quantile must be in (0, 1), got {q!r}")
+        k = self.spread_multiple
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (math.isfinite(k) and k > 0):
+            raise ValueError(f"spread_multiple must be a finite number > 0, got {k!r}")
         X = _as_float_matrix(X)
         n, p = X.shape
         if n < 1 or p < 1:
@@ -183,7 +188,7 @@ class PrivateScaler(PrivateTransformerMixin):
                 fine = linear_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
                 c = private_quantile(column, 0.5, fine, eps, rng)
             centre[j] = c
-            spread[j] = private_quantile(np.abs(column - c), float(q), radii, eps, rng)
+            spread[j] = float(self.spread_multiple) * private_quantile(np.abs(column - c), float(q), radii, eps, rng)
         self.centre_, self.spread_ = centre, spread
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
         self.n_features_in_ = p

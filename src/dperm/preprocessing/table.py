@@ -60,7 +60,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         Declared categories (free).
     candidates : dict column -> list, optional
         Declared candidate lists (pure selection) for categorical columns.
-    spread_quantile, refine : passed to :class:`PrivateScaler`.
+    spread_quantile, spread_multiple, refine : passed to :class:`PrivateScaler`.
     missing_indicator : "auto", bool, default="auto"
         "auto": an indicator for every float-typed column (the only numeric dtype that
         holds NaN) of a DataFrame; none for a NumPy array (NaN is filled).
@@ -83,7 +83,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     """
 
     def __init__(self, *, numeric=None, categorical=None, bounds=None, categories=None, candidates=None,
-                 spread_quantile=0.9, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, row_norm="normalize",
+                 spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, row_norm="normalize",
                  epsilon=1.0, delta=0.0, accountant=None, random_state=None):
         self.numeric = numeric
         self.categorical = categorical
@@ -91,6 +91,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.categories = categories
         self.candidates = candidates
         self.spread_quantile = spread_quantile
+        self.spread_multiple = spread_multiple
         self.refine = refine
         self.missing_indicator = missing_indicator
         self.min_frequency = min_frequency
@@ -172,7 +173,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                                                       else [indicator] * len(numeric)) if flag]
         if numeric:
             self.scaler_ = PrivateScaler(
-                [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile, refine=self.refine,
+                [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile,
+                spread_multiple=self.spread_multiple, refine=self.refine,
                 missing_indicator=False,
                 epsilon=self.epsilon * private_numeric / units if private_numeric else self.epsilon, accountant=self.accountant,
                 random_state=seeds[0]).fit(frame[numeric])
