@@ -3,6 +3,7 @@ a fit; declared values are free; only noisy statistics depend on the data; and t
 privacy claims hold on the mechanisms' exact output distributions."""
 
 import itertools
+import warnings
 import math
 import pickle
 
@@ -226,3 +227,14 @@ def test_clone_and_pickle():
     pre.fit(X)
     again = pickle.loads(pickle.dumps(pre))
     np.testing.assert_array_equal(again.transform(X), pre.transform(X))
+
+
+def test_noisy_statistics_warning_from_public_inputs():
+    from dperm.preprocessing import PreprocessingNoiseWarning
+
+    small = pd.DataFrame(np.random.default_rng(0).normal(size=(100, 20)))
+    with pytest.warns(PreprocessingNoiseWarning, match="n=100"):
+        PrivateScaler(epsilon=0.5, random_state=0).fit(small)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PreprocessingNoiseWarning)
+        PrivateScaler(epsilon=1.0, random_state=0).fit(_frame(n=20000)[["age"]])

@@ -19,7 +19,7 @@ from .categorical import MISSING, PrivateOneHotEncoder
 from .numeric import PrivateScaler
 from .quantiles import linear_grid, log_grid, private_quantile
 from .table import PrivatePreprocessor
-from ._base import PrivateTransformerMixin
+from ._base import PreprocessingNoiseWarning, PrivateTransformerMixin
 
-__all__ = ["PrivateScaler", "PrivateOneHotEncoder", "PrivatePreprocessor", "PrivateTransformerMixin", "MISSING",
+__all__ = ["PrivateScaler", "PrivateOneHotEncoder", "PrivatePreprocessor", "PrivateTransformerMixin", "PreprocessingNoiseWarning", "MISSING",
            "private_quantile", "log_grid", "linear_grid"]

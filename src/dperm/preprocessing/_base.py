@@ -13,7 +13,13 @@ from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charge, charging
 from ..privacy.noise import make_rng
 
-__all__ = ["PrivateTransformerMixin", "spent_of"]
+__all__ = ["PrivateTransformerMixin", "spent_of", "PreprocessingNoiseWarning"]
+
+
+class PreprocessingNoiseWarning(UserWarning):
+    """The private statistics of a preprocessing step will be mostly noise at this n and
+    epsilon. Computed from public inputs only (n, the number of draws, epsilon, the grid
+    sizes), before the data is read: it quotes nothing of the data."""
 
 
 def spent_of(event) -> PrivacyBudget | None:

@@ -157,6 +157,15 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
         declared, candidates, modes, event, t, threshold = self._plan(p)
+        if threshold > n / 4.0:
+            import warnings
+
+            from ._base import PreprocessingNoiseWarning
+
+            warnings.warn(
+                f"at n={n} rows and this epsilon the category selection keeps only categories with more than about "
+                f"{threshold} rows (more than n/4): declare the categories (or candidates), or give the "
+                "preprocessing a larger share of the budget", PreprocessingNoiseWarning, stacklevel=2)
         self._charge(event)
         rng = self._rng()
         source = SecureRandom() if rng is None else GeneratorSource(rng)

@@ -172,6 +172,7 @@ class PrivateScaler(PrivateTransformerMixin):
         declared = self._declared_bounds(p)
         grid, radii = self._grids()
         event, eps = self._event(declared, grid, radii)
+        self._warn_if_noisy(n, eps, grid.size)
         self._charge(event)
         rng = self._rng()
         centre, spread = np.empty(p), np.empty(p)
@@ -194,6 +195,26 @@ class PrivateScaler(PrivateTransformerMixin):
         self.n_features_in_ = p
         self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))
         return self
+
+    @staticmethod
+    def _warn_if_noisy(n: int, eps: float, grid_size: int) -> None:
+        """Public inputs only. The exponential mechanism's utility theorem (McSherry and
+        Talwar 2007): with probability >= 0.9 a draw is within ``2 (ln m + ln 10) / eps``
+        rows of rank of the best candidate. Warn when that is more than a quarter of the
+        rows: the centre may then fall outside the middle half of the column."""
+        if eps <= 0:
+            return
+        error = 2.0 * (math.log(grid_size) + math.log(10.0)) / eps
+        if error > n / 4.0:
+            import warnings
+
+            from ._base import PreprocessingNoiseWarning
+
+            warnings.warn(
+                f"private bounds at n={n} rows with epsilon={eps:.3g} per draw will be mostly noise (a draw's "
+                f"rank error can reach {error:.0f} rows, more than n/4): declare bounds for the numeric columns, "
+                "give the preprocessing a larger share of the budget, or use fewer columns", PreprocessingNoiseWarning,
+                stacklevel=3)
 
     # ---------------------------------------------------------------------- transform
     def transform(self, X):
