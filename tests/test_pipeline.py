@@ -138,3 +138,22 @@ def test_import_dperm_stays_light():
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert "make_pipeline" in dir(dperm)
+
+
+def test_dask_frame_gives_the_pandas_fit_chunk_by_chunk():
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _data()
+    ddf = dd.from_pandas(X, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    a = PrivatePreprocessor(delta=1e-6, random_state=0).fit(X)
+    b = PrivatePreprocessor(delta=1e-6, random_state=0).fit(ddf)
+    np.testing.assert_array_equal(a.scaler_.centre_, b.scaler_.centre_)
+    np.testing.assert_array_equal(a.scaler_.spread_, b.scaler_.spread_)
+    assert [list(c) for c in a.encoder_.categories_] == [list(c) for c in b.encoder_.categories_]
+    np.testing.assert_array_equal(a.transform(X), b.transform(ddf).compute().to_numpy())
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                random_state=0).fit(ddf, dy)
+    same = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                               random_state=0).fit(X, y)
+    assert model.privacy_spent_ == same.privacy_spent_
+    assert model.score(X, y) > 0.75

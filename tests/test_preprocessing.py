@@ -238,3 +238,13 @@ def test_noisy_statistics_warning_from_public_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PreprocessingNoiseWarning)
         PrivateScaler(epsilon=1.0, random_state=0).fit(_frame(n=20000)[["age"]])
+
+
+def test_integer_column_gets_its_integer_median():
+    """The tie-aware score and the round refinement grid: a column of integers whose
+    median is held by many rows gets that integer as its centre (at a large epsilon)."""
+    rng = np.random.default_rng(0)
+    column = rng.choice([3, 4, 5, 6, 7, 8], size=5000, p=[0.02, 0.05, 0.3, 0.45, 0.15, 0.03]).astype(float)
+    scaler = PrivateScaler(epsilon=300.0, random_state=0).fit(column[:, None])
+    assert scaler.centre_[0] == 6.0
+    assert scaler.spread_[0] == 3.0  # 3 x the median of |x - 6|, which is 1

@@ -39,8 +39,8 @@ from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
 
 __all__ = ["DPPipeline", "make_pipeline", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
 
-DEFAULT_TRANSFORMER_SHARE = 0.2  # of epsilon, per private transformer (docs/your-data.md, measured)
-DEFAULT_TARGET_SHARE = 0.05  # of epsilon, for a regression target's private bounds
+DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
+DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a category selection without declared lists
 
 
@@ -242,7 +242,10 @@ class DPPipeline(Pipeline):
             from .expectations import NoiseDominatesWarning, noise_dominates
         except ImportError:
             return
-        n, d = Xt.shape[0], Xt.shape[1] + (1 if getattr(final, "fit_intercept", False) else 0)
+        n = Xt.shape[0]
+        if hasattr(n, "compute"):  # a Dask frame: its row count (public under replace-one)
+            n = n.compute()
+        n, d = int(n), Xt.shape[1] + (1 if getattr(final, "fit_intercept", False) else 0)
         available = {"loss": final._loss() if hasattr(final, "_loss") else "logistic",
                      "data_norm": final._effective_norm(), "label_bound": float(getattr(final, "label_bound", 1.0)),
                      "constraint": final._constraint(), "solver": final.solver,

@@ -30,7 +30,7 @@ def spent_of(event) -> PrivacyBudget | None:
     flat = flatten(event)
     if flat.empty:
         return None
-    delta = math.fsum(d for _, d in flat.approximate)
+    delta = sum(d for _, d in flat.approximate)  # summed as the accountant sums them
     return PrivacyBudget(epsilon(event, delta), delta)
 
 

@@ -72,6 +72,22 @@ def _column_values(column) -> np.ndarray:
     return values.where(~pd.isna(values), MISSING).to_numpy(dtype=object)
 
 
+def _is_dask(X) -> bool:
+    from ..distributed import is_dask_collection
+
+    return is_dask_collection(X)
+
+
+def _category_counts(column, dask: bool) -> pd.Series:
+    """Rows per value (missing values as ``MISSING``); a Dask column is counted chunk by
+    chunk and the counts added (only the summed counts reach the mechanism)."""
+    if not dask:
+        return pd.Series(_column_values(column)).value_counts(sort=False)
+    values = column.map_partitions(lambda part: pd.Series(_column_values(part), index=part.index, dtype=object),
+                                   meta=(column.name, object))
+    return values.value_counts().compute()
+
+
 def _sort_key(value):
     return (type(value).__name__, str(value)) if not isinstance(value, numbers.Real) else ("", float(value))
 
@@ -152,8 +168,12 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     def fit(self, X, y=None):
         """Select (or take) the categories; charges its event before reading X."""
         self._check_budget()
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object).reshape(len(X), -1))
-        n, p = frame.shape
+        dask = _is_dask(X)
+        if dask:
+            frame, n, p = X, int(X.shape[0].compute()), len(X.columns)  # n is public under replace-one
+        else:
+            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object).reshape(len(X), -1))
+            n, p = frame.shape
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
         declared, candidates, modes, event, t, threshold = self._plan(p)
@@ -174,8 +194,7 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
             if modes[j] == "declared":
                 selected.append(np.asarray(declared[j], dtype=object))
                 continue
-            values = _column_values(frame.iloc[:, j])
-            counts = pd.Series(values).value_counts(sort=False)
+            counts = _category_counts(frame.iloc[:, j], dask)
             if modes[j] == "candidates":
                 names = list(candidates[j])
                 true = np.array([int(counts.get(c, 0)) for c in names], dtype=np.int64)
@@ -199,6 +218,11 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     def transform(self, X):
         """One-hot rows over the released categories (unknown values: zeros)."""
         check_is_fitted(self, "categories_")
+        if _is_dask(X):
+            names = list(self.get_feature_names_out([str(c) for c in X.columns]))
+            meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
+            return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
+                                    meta=meta)
         frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object).reshape(len(X), -1))
         if frame.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {frame.shape[1]} columns, the encoder was fitted on {self.n_features_in_}")

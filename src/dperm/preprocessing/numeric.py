@@ -7,15 +7,60 @@ import math
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from ..privacy import events as ev
 from ._base import PrivateTransformerMixin
-from .quantiles import linear_grid, log_grid, private_quantile, quantile_event
+from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile
 
 __all__ = ["PrivateScaler"]
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
+
+
+def _is_dask(X) -> bool:
+    from ..distributed import is_dask_collection
+
+    return is_dask_collection(X)
+
+
+class _InMemoryColumns:
+    """Rank counts of the columns of a NumPy matrix."""
+
+    def __init__(self, X: np.ndarray):
+        self.X = X
+
+    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
+        column = self.X[:, j][~np.isnan(self.X[:, j])]
+        values = column if centre is None else np.abs(column - centre)
+        return rank_counts(np.sort(values), candidates)
+
+
+def _partition_counts(part, candidates, centre):
+    values = part.to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values[~np.isnan(values)]
+    if centre is not None:
+        values = np.abs(values - centre)
+    return rank_counts(np.sort(values), candidates)
+
+
+class _DaskColumns:
+    """Rank counts of the columns of a Dask DataFrame, chunk by chunk: each partition
+    counts its own rows below every candidate and the counts add up (nothing but the
+    summed counts reaches the client, and those feed the mechanism)."""
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
+        import dask
+
+        parts = self.frame.iloc[:, j].to_delayed()
+        results = dask.compute(*[dask.delayed(_partition_counts)(p, candidates, centre) for p in parts])
+        below = sum(r[0] for r in results)
+        at_or_below = sum(r[1] for r in results)
+        return below, at_or_below, sum(r[2] for r in results)
 
 
 def _as_float_matrix(X) -> np.ndarray:
@@ -47,8 +92,10 @@ class PrivateScaler(PrivateTransformerMixin):
 
     1. its private median over ``candidates`` (default
        :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
-       needs to be known); with ``refine``, again over 64 equally spaced points between
-       the first draw's neighbouring grid points;
+       needs to be known); with ``refine``, again over the round values (multiples of a
+       power of ten, at most 64, :func:`~dperm.preprocessing.quantiles.round_grid`)
+       between the first draw's neighbouring grid points, so that a column of integers
+       gets an integer median;
     2. its spread: ``spread_multiple`` times the private ``spread_quantile`` of
        ``|x - centre|`` over the positive part of the grid (by default 3 median absolute
        deviations, about 2 standard deviations of a normal column).
@@ -163,12 +210,21 @@ class PrivateScaler(PrivateTransformerMixin):
         k = self.spread_multiple
         if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (math.isfinite(k) and k > 0):
             raise ValueError(f"spread_multiple must be a finite number > 0, got {k!r}")
-        X = _as_float_matrix(X)
-        n, p = X.shape
+        if _is_dask(X):
+            columns = _DaskColumns(X)
+            p = len(X.columns)
+            n = int(X.shape[0].compute())  # public under replace-one
+            # validation before any charge: one pass, a yes/no answer
+            if bool(X.map_partitions(lambda part: part.isin([np.inf, -np.inf])).any().any().compute()):
+                raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
+        else:
+            X = _as_float_matrix(X)
+            columns = _InMemoryColumns(X)
+            n, p = X.shape
+            if np.isinf(X).any():
+                raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
-        if np.isinf(X).any():
-            raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
         declared = self._declared_bounds(p)
         grid, radii = self._grids()
         event, eps = self._event(declared, grid, radii)
@@ -182,14 +238,14 @@ class PrivateScaler(PrivateTransformerMixin):
                 centre[j], spread[j] = 0.5 * (low + high), 0.5 * (high - low)
                 continue
             # an all-missing column still takes its draws (flat scores): the count is public
-            column = X[:, j][~np.isnan(X[:, j])]
-            c = private_quantile(column, 0.5, grid, eps, rng)
+            c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng)
             if self.refine:
                 i = int(np.searchsorted(grid, c))
-                fine = linear_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
-                c = private_quantile(column, 0.5, fine, eps, rng)
+                fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
+                c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
             centre[j] = c
-            spread[j] = float(self.spread_multiple) * private_quantile(np.abs(column - c), float(q), radii, eps, rng)
+            spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),
+                                                                      radii, eps, rng)
         self.centre_, self.spread_ = centre, spread
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
         self.n_features_in_ = p
@@ -220,6 +276,11 @@ class PrivateScaler(PrivateTransformerMixin):
     def transform(self, X):
         """Rows mapped one by one with the released centre and spread (a post-processing)."""
         check_is_fitted(self, "centre_")
+        if _is_dask(X):
+            names = list(self.get_feature_names_out([str(c) for c in X.columns]))
+            meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
+            return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
+                                    meta=meta)
         X = _as_float_matrix(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns, the scaler was fitted on {self.n_features_in_}")

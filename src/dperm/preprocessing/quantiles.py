@@ -5,7 +5,10 @@ convergence rates", STOC, Section 3; McSherry and Talwar 2007 for the exponentia
 mechanism with a base measure): to release the q-quantile of a column x_1..x_n, score each
 candidate c of a declared grid c_1 < ... < c_m by
 
-    ``u(c) = -| #{i : x_i < c} - q n |``
+    ``u(c) = -max(0, #{i : x_i < c} - q n, q n - #{i : x_i <= c})``
+
+(the number of rows between c and the quantile; Smith's ``-| #{x_i < c} - q n |`` with
+ties counted, so that a value held by many rows scores 0 when it is the quantile)
 
 and draw c with probability proportional to ``exp(epsilon u(c) / 2)``. Smith's algorithm
 is the same mechanism with the uniform (Lebesgue) base measure on a declared interval;
@@ -34,7 +37,8 @@ import numpy as np
 from ..privacy import events as ev
 from ..privacy.mechanisms import exponential_select
 
-__all__ = ["log_grid", "linear_grid", "quantile_scores", "private_quantile", "quantile_event", "SENSITIVITY"]
+__all__ = ["log_grid", "linear_grid", "round_grid", "quantile_scores", "private_quantile", "quantile_event", "SENSITIVITY",
+           "rank_counts", "scores_from_counts", "select_quantile"]
 
 
 SENSITIVITY = 1.0  # replace-one sensitivity of the rank score
@@ -57,6 +61,26 @@ def linear_grid(low: float, high: float, points: int = 64) -> np.ndarray:
     return np.linspace(float(low), float(high), int(points))
 
 
+def round_grid(low: float, high: float, points: int = 64) -> np.ndarray:
+    """The multiples of a power of ten between ``low`` and ``high``, at most ``points``
+    of them (at least ``points / 10``): a linear grid that holds the round values
+    (integers, tenths, ...) where discrete columns live, so that a column of integers
+    can have its median exactly."""
+    if not (math.isfinite(low) and math.isfinite(high) and high > low and points >= 2):
+        raise ValueError("round_grid needs finite low < high and points >= 2")
+    exponent = math.ceil(math.log10((high - low) / points))
+    step = 10.0 ** exponent
+    first, last = math.ceil(low / step), math.floor(high / step)
+    if last - first + 1 > points:  # rounding at the edges: one more decade
+        exponent += 1
+        step = 10.0 ** exponent
+        first, last = math.ceil(low / step), math.floor(high / step)
+    values = np.arange(first, last + 1, dtype=np.float64) * step
+    if exponent < 0:
+        values = np.round(values, -exponent)
+    return values if values.size >= 2 else linear_grid(low, high, points)
+
+
 def _check_grid(candidates) -> np.ndarray:
     grid = np.asarray(candidates, dtype=np.float64)
     if grid.ndim != 1 or grid.size < 2 or not np.isfinite(grid).all() or np.any(np.diff(grid) <= 0):
@@ -65,11 +89,28 @@ def _check_grid(candidates) -> np.ndarray:
 
 
 def quantile_scores(sorted_values: np.ndarray, q: float, candidates: np.ndarray) -> np.ndarray:
-    """``-| #{x_i < c} - q n |`` for every candidate c (``sorted_values`` sorted, NaNs
-    removed by the caller; n is the number of rows the caller declares as the column's
-    size, here ``len(sorted_values)``)."""
+    """``-max(0, #{x_i < c} - q n, q n - #{x_i <= c})`` for every candidate c: minus the
+    number of rows between c and the q-quantile, 0 when c *is* a q-quantile (with ties,
+    a value held by many rows is the quantile when the rank q n falls among its rows:
+    the median of a column of integers is an integer). ``sorted_values`` sorted, NaNs
+    removed by the caller; n = ``len(sorted_values)``. Each count moves by at most one
+    when a row is replaced (or added / removed, as a missing value becomes present), and
+    so does ``q n`` (by q), so the score has sensitivity 1."""
+    return scores_from_counts(*rank_counts(sorted_values, candidates), q)
+
+
+def rank_counts(sorted_values: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(#{x < c}, #{x <= c}, n)`` per candidate: what the score needs, and what a chunk
+    of a Dask column contributes (the counts of the chunks add up)."""
     below = np.searchsorted(sorted_values, candidates, side="left")
-    return -np.abs(below - q * sorted_values.size)
+    at_or_below = np.searchsorted(sorted_values, candidates, side="right")
+    return below, at_or_below, int(sorted_values.size)
+
+
+def scores_from_counts(below, at_or_below, n: int, q: float) -> np.ndarray:
+    """:func:`quantile_scores` from the counts of :func:`rank_counts` (summed over chunks)."""
+    rank = q * n
+    return -np.maximum(0.0, np.maximum(np.asarray(below) - rank, rank - np.asarray(at_or_below)))
 
 
 def quantile_event(epsilon: float, candidates) -> ev.ExponentialMechanismRelease:
@@ -98,6 +139,13 @@ def private_quantile(values, q: float, candidates, epsilon: float, rng=None) -> 
         raise ValueError(f"q must be in [0, 1], got {q}")
     grid = _check_grid(candidates)
     column = np.sort(np.asarray(values, dtype=np.float64))
-    scores = quantile_scores(column, float(q), grid)
+    return select_quantile(rank_counts(column, grid), q, grid, epsilon, rng)
+
+
+def select_quantile(counts, q: float, candidates, epsilon: float, rng=None) -> float:
+    """The draw of :func:`private_quantile` from counts already taken (``rank_counts``,
+    summed over the chunks of a Dask column)."""
+    grid = _check_grid(candidates)
+    scores = scores_from_counts(*counts, float(q))
     index = exponential_select(rng, scores, float(epsilon), SENSITIVITY, secure=rng is None)
     return float(grid[index])

@@ -83,7 +83,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     """
 
     def __init__(self, *, numeric=None, categorical=None, bounds=None, categories=None, candidates=None,
-                 spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, row_norm="normalize",
+                 spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, categorical_weight=1.0,
+                 row_norm="normalize",
                  epsilon=1.0, delta=0.0, accountant=None, random_state=None):
         self.numeric = numeric
         self.categorical = categorical
@@ -96,6 +97,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.missing_indicator = missing_indicator
         self.min_frequency = min_frequency
         self.max_categories = max_categories
+        self.categorical_weight = categorical_weight
         self.row_norm = row_norm
         self.epsilon = epsilon
         self.delta = delta
@@ -107,9 +109,13 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     def _frame(X) -> pd.DataFrame:
         if isinstance(X, pd.DataFrame):
             return X
-        if hasattr(X, "compute") and hasattr(X, "dtypes"):  # a Dask DataFrame: statistics below gather it
-            raise TypeError("PrivatePreprocessor takes a pandas DataFrame or a NumPy array; compute the Dask "
-                            "frame first (column statistics per chunk are not supported yet)")
+        from ..distributed import is_dask_collection
+
+        if is_dask_collection(X):
+            if not hasattr(X, "dtypes") or not hasattr(X, "map_partitions"):
+                raise TypeError("PrivatePreprocessor takes a Dask DataFrame (not a Dask array: its columns have no "
+                                "types); or a pandas DataFrame or a NumPy array")
+            return X  # its statistics are counted chunk by chunk by the blocks
         array = np.asarray(X)
         if array.ndim != 2:
             raise ValueError(f"expected a 2-d table, got an array of {array.ndim} dimension(s)")
@@ -149,7 +155,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self._check_budget()
         if self.row_norm not in ROW_NORMS:
             raise ValueError(f"row_norm must be one of {ROW_NORMS}, got {self.row_norm!r}")
-        self._was_frame = isinstance(X, pd.DataFrame)
+        from ..distributed import is_dask_collection
+
+        self._was_frame = isinstance(X, pd.DataFrame) or is_dask_collection(X)
         frame = self._frame(X)
         numeric, categorical = self._roles(frame)
         if not numeric and not categorical:
@@ -157,7 +165,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         bounds, cats, cands = self.bounds or {}, self.categories or {}, self.candidates or {}
         private_numeric = sum(c not in bounds for c in numeric)
         private_categorical = sum(c not in cats for c in categorical)
-        units = private_numeric + private_categorical
+        weight = float(self.categorical_weight)
+        units = private_numeric + weight * private_categorical
         seed = self.random_state
         if isinstance(seed, np.random.Generator):  # two blocks draw from one stream, in order
             seeds = (seed, seed)
@@ -183,13 +192,13 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             self.encoder_ = PrivateOneHotEncoder(
                 [cats.get(c) for c in categorical], candidates=[cands.get(c) for c in categorical],
                 min_frequency=self.min_frequency, max_categories=self.max_categories,
-                epsilon=self.epsilon * private_categorical / units if private_categorical else self.epsilon, delta=self.delta,
+                epsilon=self.epsilon * weight * private_categorical / units if private_categorical else self.epsilon, delta=self.delta,
                 accountant=self.accountant, random_state=seeds[1]).fit(frame[categorical])
             events.append(self.encoder_.event_)
         self.numeric_, self.categorical_ = numeric, categorical
         self.event_ = ev.composed(events)
         self.privacy_spent_ = spent_of(self.event_)
-        self.n_features_in_ = frame.shape[1]
+        self.n_features_in_ = len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         bound_sq = 0.0
@@ -206,9 +215,17 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     def transform(self, X):
         """Each row mapped by itself with the released values, then bounded."""
         check_is_fitted(self, "output_norm_")
+        from ..distributed import is_dask_collection
+
+        if is_dask_collection(X):
+            frame = self._frame(X)
+            names = list(self.get_feature_names_out())
+            meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
+            return frame.map_partitions(
+                lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names), meta=meta)
         frame = self._frame(X)
-        if frame.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {frame.shape[1]} columns, the preprocessor was fitted on {self.n_features_in_}")
+        if len(frame.columns) != self.n_features_in_:
+            raise ValueError(f"X has {len(frame.columns)} columns, the preprocessor was fitted on {self.n_features_in_}")
         if self._was_frame and isinstance(X, pd.DataFrame):
             missing = [c for c in self.feature_names_in_ if c not in frame.columns]
             if missing:
