@@ -248,3 +248,15 @@ def test_integer_column_gets_its_integer_median():
     scaler = PrivateScaler(epsilon=300.0, random_state=0).fit(column[:, None])
     assert scaler.centre_[0] == 6.0
     assert scaler.spread_[0] == 3.0  # 3 x the median of |x - 6|, which is 1
+
+
+@pytest.mark.parametrize("make", [lambda: PrivateScaler(epsilon=5.0, random_state=0),
+                                  lambda: PrivateOneHotEncoder(epsilon=5.0, delta=1e-6, random_state=0),
+                                  lambda: PrivatePreprocessor(epsilon=5.0, delta=1e-6, random_state=0)])
+def test_scikit_learn_estimator_checks(make):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failed = [r["check_name"] for r in check_estimator(make(), on_fail=None) if r["status"] == "failed"]
+    assert failed == []

@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..privacy import events as ev
 from ..privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
@@ -136,6 +136,12 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
         self.accountant = accountant
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
     def _per_column(self, value, p: int, name: str) -> list:
         if value is None:
             return [None] * p
@@ -171,8 +177,10 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
         dask = _is_dask(X)
         if dask:
             frame, n, p = X, int(X.shape[0].compute()), len(X.columns)  # n is public under replace-one
-        else:
-            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object).reshape(len(X), -1))
+            if all(isinstance(c, str) for c in X.columns):
+                self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        else:  # scikit-learn's checks (shape, sparse, complex): before any charge
+            frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite="allow-nan"))
             n, p = frame.shape
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
@@ -223,9 +231,7 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
             meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
             return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
                                     meta=meta)
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object).reshape(len(X), -1))
-        if frame.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {frame.shape[1]} columns, the encoder was fitted on {self.n_features_in_}")
+        frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False))
         blocks = []
         for j, cats in enumerate(self.categories_):
             values = _column_values(frame.iloc[:, j])

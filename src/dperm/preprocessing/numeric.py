@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..privacy import events as ev
 from ._base import PrivateTransformerMixin
@@ -213,16 +213,17 @@ class PrivateScaler(PrivateTransformerMixin):
         if _is_dask(X):
             columns = _DaskColumns(X)
             p = len(X.columns)
+            if all(isinstance(c, str) for c in X.columns):
+                self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             n = int(X.shape[0].compute())  # public under replace-one
             # validation before any charge: one pass, a yes/no answer
             if bool(X.map_partitions(lambda part: part.isin([np.inf, -np.inf])).any().any().compute()):
                 raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
         else:
-            X = _as_float_matrix(X)
+            # scikit-learn's checks (shape, dtype, sparse, infinite values): before any charge
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
             columns = _InMemoryColumns(X)
             n, p = X.shape
-            if np.isinf(X).any():
-                raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
         declared = self._declared_bounds(p)
@@ -248,7 +249,7 @@ class PrivateScaler(PrivateTransformerMixin):
                                                                       radii, eps, rng)
         self.centre_, self.spread_ = centre, spread
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
-        self.n_features_in_ = p
+        self.n_features_in_ = p  # (validate_data set it for in-memory input; a Dask frame's columns)
         self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))
         return self
 
@@ -281,9 +282,7 @@ class PrivateScaler(PrivateTransformerMixin):
             meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
             return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
                                     meta=meta)
-        X = _as_float_matrix(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns, the scaler was fitted on {self.n_features_in_}")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
         missing = np.isnan(X)
         out = np.clip((np.where(missing, self.centre_, X) - self.centre_) / self.spread_, -1.0, 1.0)
         if self.missing_indicator:

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..privacy import events as ev
 from ._base import PrivateTransformerMixin, spent_of
@@ -104,6 +104,12 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.accountant = accountant
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
+        return tags
+
     # ------------------------------------------------------------------- the schema
     @staticmethod
     def _frame(X) -> pd.DataFrame:
@@ -116,9 +122,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 raise TypeError("PrivatePreprocessor takes a Dask DataFrame (not a Dask array: its columns have no "
                                 "types); or a pandas DataFrame or a NumPy array")
             return X  # its statistics are counted chunk by chunk by the blocks
-        array = np.asarray(X)
-        if array.ndim != 2:
-            raise ValueError(f"expected a 2-d table, got an array of {array.ndim} dimension(s)")
+        array = check_array(X, dtype=None, ensure_all_finite="allow-nan", ensure_min_samples=1)
         return pd.DataFrame(array)
 
     def _roles(self, frame: pd.DataFrame):
@@ -161,7 +165,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         frame = self._frame(X)
         numeric, categorical = self._roles(frame)
         if not numeric and not categorical:
-            raise ValueError("X has no column to preprocess")
+            raise ValueError("X has 0 feature(s) (shape=(n, 0)) while a minimum of 1 is required: no column to "
+                             "preprocess")
         bounds, cats, cands = self.bounds or {}, self.categories or {}, self.candidates or {}
         private_numeric = sum(c not in bounds for c in numeric)
         private_categorical = sum(c not in cats for c in categorical)
@@ -225,7 +230,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names), meta=meta)
         frame = self._frame(X)
         if len(frame.columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(frame.columns)} columns, the preprocessor was fitted on {self.n_features_in_}")
+            raise ValueError(f"X has {len(frame.columns)} features, but PrivatePreprocessor is expecting "
+                             f"{self.n_features_in_} features as input")
         if self._was_frame and isinstance(X, pd.DataFrame):
             missing = [c for c in self.feature_names_in_ if c not in frame.columns]
             if missing:
