@@ -157,3 +157,16 @@ def test_dask_frame_gives_the_pandas_fit_chunk_by_chunk():
                                random_state=0).fit(X, y)
     assert model.privacy_spent_ == same.privacy_spent_
     assert model.score(X, y) > 0.75
+
+
+def test_regression_refuses_hopeless_private_target_bounds_before_charging():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = 100 + X["a"].to_numpy()
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="y_bounds"):
+        dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=acc).fit(X, y)
+    assert acc.spent is None
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, y_bounds=(90, 110), random_state=0,
+                                bounds={"a": (-4, 4)}).fit(X, y)
+    assert model.y_bounds_ == (90.0, 110.0)

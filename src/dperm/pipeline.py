@@ -132,6 +132,8 @@ class DPPipeline(Pipeline):
         final_name, final = self.steps[-1]
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        if is_regressor(final) and y is not None:
+            self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
         self.accountant_ = accountant
         seeds = _seed_list(self.random_state, len(self.steps) + 1)
@@ -201,6 +203,27 @@ class DPPipeline(Pipeline):
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
         return self
+
+    def _check_target_feasible(self, final, X, total) -> None:
+        """Public inputs only, before anything is charged: refuse to estimate a regression
+        target's bounds privately when the draws would be mostly noise (their rank error,
+        by the exponential mechanism's utility theorem, above a quarter of the rows): the
+        predictions would then be mapped back with a scale off by orders of magnitude."""
+        declared = self.y_bounds if not isinstance(self.y_bounds, str) else final.get_params(deep=False).get("y_bounds")
+        if declared is not None:
+            return
+        from .preprocessing.quantiles import log_grid
+
+        n = X.shape[0]
+        if hasattr(n, "compute"):
+            n = n.compute()
+        draw_epsilon = self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon / 3.0
+        error = 2.0 * (math.log(log_grid().size) + math.log(10.0)) / draw_epsilon
+        if error > int(n) / 4.0:
+            raise ValueError(
+                f"the regression target's bounds cannot be estimated privately at n={int(n)} rows with epsilon="
+                f"{total.epsilon:g} (a private quantile's rank error can reach {error:.0f} rows): declare them, "
+                "make_pipeline(..., y_bounds=(low, high)), or give them a larger share (shares={'y': ...})")
 
     def _target(self, final, y, total, accountant, seed):
         """Declared or private target bounds, set on the estimator (``y_bounds``) or, for an
