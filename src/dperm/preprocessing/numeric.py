@@ -30,11 +30,16 @@ class _InMemoryColumns:
 
     def __init__(self, X: np.ndarray):
         self.X = X
+        self._sorted = (None, None)  # (j, the sorted column): the two median draws share one sort
 
     def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
-        column = self.X[:, j][~np.isnan(self.X[:, j])]
-        values = column if centre is None else np.abs(column - centre)
-        return rank_counts(np.sort(values), candidates)
+        if centre is None:
+            if self._sorted[0] != j:
+                column = self.X[:, j]
+                self._sorted = (j, np.sort(column[~np.isnan(column)]))
+            return rank_counts(self._sorted[1], candidates)
+        column = self.X[:, j]
+        return rank_counts(np.sort(np.abs(column[~np.isnan(column)] - centre)), candidates)
 
 
 def _partition_counts(part, candidates, centre):
