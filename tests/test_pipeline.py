@@ -170,3 +170,18 @@ def test_regression_refuses_hopeless_private_target_bounds_before_charging():
     model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, y_bounds=(90, 110), random_state=0,
                                 bounds={"a": (-4, 4)}).fit(X, y)
     assert model.y_bounds_ == (90.0, 110.0)
+
+
+def test_replace_one_neighbours_release_the_same_public_values():
+    """Same seed on neighbouring frames: the budgets, the events, the certified spend and
+    the row bound are identical; only noisy statistics and the model differ."""
+    X, y = _data(n=1000)
+    X2, y2 = X.copy(), y.copy()
+    X2.loc[0, ["age", "income", "city"]] = [10_000, 1e12, "elsewhere"]
+    y2[0] = "yes" if y[0] == "no" else "no"
+    fits = [dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                random_state=3).fit(A, b) for A, b in ((X, y), (X2, y2))]
+    for attribute in ("event_", "privacy_spent_", "budgets_"):
+        assert repr(getattr(fits[0], attribute)) == repr(getattr(fits[1], attribute))
+    params = [{k: repr(v) for k, v in f.steps[-1][1].get_params().items()} for f in fits]
+    assert params[0] == params[1]  # the estimator's budget and data_norm: public

@@ -23,8 +23,10 @@ def _is_numeric(dtype) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _is_float(dtype) -> bool:
-    return pd.api.types.is_float_dtype(dtype)
+def _can_be_missing(dtype) -> bool:
+    """Float columns and pandas' nullable extension columns (Int64, Float64, ...): the
+    numeric dtypes that can hold a missing value (NumPy integers cannot)."""
+    return pd.api.types.is_float_dtype(dtype) or pd.api.types.is_extension_array_dtype(dtype)
 
 
 class PrivatePreprocessor(PrivateTransformerMixin):
@@ -62,8 +64,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         Declared candidate lists (pure selection) for categorical columns.
     spread_quantile, spread_multiple, refine : passed to :class:`PrivateScaler`.
     missing_indicator : "auto", bool, default="auto"
-        "auto": an indicator for every float-typed column (the only numeric dtype that
-        holds NaN) of a DataFrame; none for a NumPy array (NaN is filled).
+        "auto": an indicator for every column of a DataFrame whose dtype can hold a
+        missing value (float, or pandas' nullable Int64 / Float64); none for a NumPy array
+        (NaN maps to the centre).
     min_frequency, max_categories : passed to :class:`PrivateOneHotEncoder`.
     row_norm : {"normalize", "scale", "none"}, default="normalize"
     epsilon : float, default=1.0
@@ -150,7 +153,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.missing_indicator == "auto":
             if not self._was_frame:
                 return False
-            return [_is_float(frame[c].dtype) for c in numeric]
+            return [_can_be_missing(frame[c].dtype) for c in numeric]
         return bool(self.missing_indicator)
 
     # ----------------------------------------------------------------------------- fit
