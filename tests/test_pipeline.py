@@ -185,3 +185,17 @@ def test_replace_one_neighbours_release_the_same_public_values():
         assert repr(getattr(fits[0], attribute)) == repr(getattr(fits[1], attribute))
     params = [{k: repr(v) for k, v in f.steps[-1][1].get_params().items()} for f in fits]
     assert params[0] == params[1]  # the estimator's budget and data_norm: public
+
+
+def test_scikit_learn_search_warns_and_private_search_is_refused():
+    from sklearn.model_selection import cross_val_score
+
+    from dperm.model_selection import PrivateSearch
+
+    X, y = _data(n=600)
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0)
+    with pytest.warns(PrivacyWarning, match="model selection"):
+        cross_val_score(model, X, y, cv=2)
+    search = PrivateSearch(model, {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0)
+    with pytest.raises(NotImplementedError, match="PrivateSearch"):
+        search.fit(X, y)
