@@ -4,7 +4,7 @@ schemas of ``dperm.datasets``; accuracy (classification) or R^2 (regression) on 
 split, and fit time. Run by hand:
 
     PYTHONPATH=src python benchmarks/bench_raw_data.py [--draws 3] [--epsilons 0.1 1 4] [--datasets ...]
-        [--diffprivlib /work/venv-dpl/bin/python]
+        [--diffprivlib PATH/TO/venv-dpl/bin/python]
 
 Prints a Markdown table (docs/results.md, "Raw tables"). Every private figure is a mean
 over ``--draws`` seeds; the test split is ADULT's official one, the shipped 80/20 split
