@@ -260,3 +260,16 @@ def test_scikit_learn_estimator_checks(make):
         warnings.simplefilter("ignore")
         failed = [r["check_name"] for r in check_estimator(make(), on_fail=None) if r["status"] == "failed"]
     assert failed == []
+
+
+def test_delta_lets_the_accountant_compose_the_draws():
+    """With delta > 0 each draw gets more than epsilon / k, and the one accountant still
+    certifies the k draws within (epsilon, delta)."""
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(2000, 6)))
+    pure = PrivateScaler(epsilon=0.3, random_state=0).fit(X)
+    composed = PrivateScaler(epsilon=0.3, delta=1e-6, random_state=0).fit(X)
+    per_draw = [e.epsilon for e in composed.event_.events]
+    assert len(per_draw) == 18 and min(per_draw) > 1.5 * 0.3 / 18
+    assert certified_epsilon(composed.event_, 1e-6) <= 0.3 * (1 + 1e-9)
+    assert composed.privacy_spent_.delta == 1e-6 and composed.privacy_spent_.epsilon <= 0.3 * (1 + 1e-9)
+    assert pure.privacy_spent_.epsilon == pytest.approx(0.3)

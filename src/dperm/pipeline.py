@@ -6,8 +6,9 @@ exactly through their events (docs/your-data.md).
 regression, the final dperm estimator) share the one total budget:
 
 1. each private transformer gets ``shares[name] * epsilon`` (default
-   :data:`DEFAULT_TRANSFORMER_SHARE`) and, if it selects categories without a declared
-   list, ``DEFAULT_DELTA_SHARE * delta``; it charges its event before reading the data;
+   :data:`DEFAULT_TRANSFORMER_SHARE`) and, if it takes a delta, ``DEFAULT_DELTA_SHARE *
+   delta`` (a category selection without a declared list needs it; the numeric draws
+   compose better with it); it charges its event before reading the data;
 2. a regressor's target bounds are declared (``y_bounds``, free) or estimated privately
    at ``shares["y"] * epsilon`` (default :data:`DEFAULT_TARGET_SHARE`);
 3. the estimator gets what is left by basic composition, ``epsilon`` minus the certified
@@ -42,7 +43,7 @@ __all__ = ["DPPipeline", "make_pipeline", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_
 
 DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
 DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
-DEFAULT_DELTA_SHARE = 0.1  # of delta, for a category selection without declared lists
+DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
 
 
 def _is_private_transformer(step) -> bool:

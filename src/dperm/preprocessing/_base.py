@@ -22,15 +22,15 @@ class PreprocessingNoiseWarning(UserWarning):
     sizes), before the data is read: it quotes nothing of the data."""
 
 
-def spent_of(event) -> PrivacyBudget | None:
-    """The guarantee the one accountant certifies for ``event`` at the delta its
-    approximate parts need (0 for pure events); None for a no-op (nothing private)."""
+def spent_of(event, delta: float = 0.0) -> PrivacyBudget | None:
+    """The guarantee the one accountant certifies for ``event`` at ``delta`` plus the
+    delta its approximate parts need; None for a no-op (nothing private)."""
     from ..privacy.accountant import epsilon, flatten
 
     flat = flatten(event)
     if flat.empty:
         return None
-    delta = sum(d for _, d in flat.approximate)  # summed as the accountant sums them
+    delta = delta + sum(d for _, d in flat.approximate)  # summed as the accountant sums them
     return PrivacyBudget(epsilon(event, delta), delta)
 
 
@@ -54,7 +54,7 @@ class PrivateTransformerMixin(TransformerMixin, BaseEstimator):
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
 
-    def _charge(self, event) -> None:
+    def _charge(self, event, delta: float = 0.0) -> None:
         """Charge ``event`` to the accountant (this transformer's, else the active one),
         then record it; raises BudgetExceededError before any data is read."""
         if not isinstance(event, ev.NoOpDpEvent):
@@ -64,7 +64,7 @@ class PrivateTransformerMixin(TransformerMixin, BaseEstimator):
             else:
                 charge(event, type(self).__name__)
         self.event_ = event
-        self.privacy_spent_ = spent_of(event)
+        self.privacy_spent_ = spent_of(event, delta)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

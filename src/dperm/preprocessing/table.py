@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..privacy import events as ev
+from ..privacy.accountant import flatten
 from ._base import PrivateTransformerMixin, spent_of
 from .categorical import PrivateOneHotEncoder
 from .numeric import PrivateScaler
@@ -73,7 +74,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         Split between the scaler and the encoder in proportion to the number of
         privately estimated columns each has.
     delta : float, default=0.0
-        For the categorical columns without any declared list (stability histogram).
+        For the categorical columns without any declared list (stability histogram, which
+        needs it) and for the numeric draws (composed by the accountant: more epsilon per
+        draw); halved between the two when both are private.
     accountant, random_state : as for :class:`PrivateScaler`.
 
     Attributes
@@ -175,6 +178,11 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         private_categorical = sum(c not in cats for c in categorical)
         weight = float(self.categorical_weight)
         units = private_numeric + weight * private_categorical
+        # delta: to the category selection without lists (it needs it) and to the numeric
+        # draws (their composition uses it), halved when both are private
+        histograms = sum(c not in cats and c not in cands for c in categorical)
+        delta_numeric = float(self.delta) / (2 if histograms else 1) if private_numeric else 0.0
+        delta_categorical = float(self.delta) - delta_numeric
         seed = self.random_state
         if isinstance(seed, np.random.Generator):  # two blocks draw from one stream, in order
             seeds = (seed, seed)
@@ -192,7 +200,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             self.scaler_ = PrivateScaler(
                 [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile,
                 spread_multiple=self.spread_multiple, refine=self.refine,
-                missing_indicator=False,
+                missing_indicator=False, delta=delta_numeric,
                 epsilon=self.epsilon * private_numeric / units if private_numeric else self.epsilon, accountant=self.accountant,
                 random_state=seeds[0]).fit(frame[numeric])
             events.append(self.scaler_.event_)
@@ -200,12 +208,20 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             self.encoder_ = PrivateOneHotEncoder(
                 [cats.get(c) for c in categorical], candidates=[cands.get(c) for c in categorical],
                 min_frequency=self.min_frequency, max_categories=self.max_categories,
-                epsilon=self.epsilon * weight * private_categorical / units if private_categorical else self.epsilon, delta=self.delta,
+                epsilon=self.epsilon * weight * private_categorical / units if private_categorical else self.epsilon,
+                delta=delta_categorical,
                 accountant=self.accountant, random_state=seeds[1]).fit(frame[categorical])
             events.append(self.encoder_.event_)
         self.numeric_, self.categorical_ = numeric, categorical
         self.event_ = ev.composed(events)
-        self.privacy_spent_ = spent_of(self.event_)
+        # each block certified its own (epsilon, delta): basic composition of the two, or
+        # the one accountant's composition at the same total delta if that is smaller
+        parts = [b.privacy_spent_ for b in (self.scaler_, self.encoder_) if b is not None and b.privacy_spent_]
+        self.privacy_spent_ = None
+        if parts:
+            total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+            joint = spent_of(self.event_, total.delta - sum(d for _, d in flatten(self.event_).approximate))
+            self.privacy_spent_ = joint if joint.epsilon < total.epsilon else total
         self.n_features_in_ = len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
