@@ -4,7 +4,8 @@ schemas of ``dperm.datasets``; accuracy (classification) or R^2 (regression) on 
 split, and fit time. Run by hand:
 
     PYTHONPATH=src python benchmarks/bench_raw_data.py [--draws 3] [--epsilons 0.1 1 4] [--datasets ...]
-        [--diffprivlib PATH/TO/venv-dpl/bin/python]
+        [--diffprivlib PATH/TO/venv-dpl/bin/python] [--plot docs/figures/raw_data.png]
+    PYTHONPATH=src python benchmarks/bench_raw_data.py --table-in table.md --plot out.png   # plot a saved table
 
 Prints a Markdown table (docs/results.md, "Raw tables"). Every private figure is a mean
 over ``--draws`` seeds; the test split is ADULT's official one, the shipped 80/20 split
@@ -156,13 +157,68 @@ def dperm_schema(name, epsilon, seed):
     return model.score(Xte, yte), time.perf_counter() - start
 
 
+def _number(cell: str) -> float:
+    match = re.match(r"\s*(-?[\d.]+)", cell)
+    return float(match.group(1)) if match else float("nan")
+
+
+def read_table(path) -> list[list[str]]:
+    """The rows of a table this script printed."""
+    rows = []
+    for line in open(path):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 9 and cells[0] not in ("dataset", "---"):
+            rows.append(cells)
+    return rows
+
+
+def plot(rows, path) -> None:
+    """Score against epsilon per dataset: dperm raw (defaults), dperm declared, the
+    non-private scikit-learn pipeline (a line) and diffprivlib (leaky)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r[0] for r in rows))
+    fig, axes = plt.subplots(2, (len(names) + 1) // 2, figsize=(3.2 * ((len(names) + 1) // 2), 6), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        mine = [r for r in rows if r[0] == name]
+        eps = [float(r[4]) for r in mine]
+        for column, label, style in ((5, "dperm raw", "o-"), (6, "dperm declared", "s--"),
+                                     (7, "diffprivlib (leaks)", "x:")):
+            values = [_number(r[column]) for r in mine]
+            if not all(np.isnan(values)):
+                ax.plot(eps, values, style, label=label)
+        ax.axhline(_number(mine[0][3]), color="grey", lw=1, label="scikit-learn (non-private)")
+        refused = [float(r[4]) for r in mine if r[5].startswith("refused")]
+        if refused:
+            ax.text(0.5, 0.5, "raw: refused at eps = " + ", ".join(f"{e:g}" for e in refused) + "\n(declare y_bounds)",
+                    transform=ax.transAxes, ha="center", fontsize=8)
+        low = 0.0 if mine[0][1] == "regression" else 0.2
+        ax.set(xscale="log", title=f"{name} ({mine[0][1]})", xlabel="epsilon",
+               ylabel="R^2" if mine[0][1] == "regression" else "accuracy", ylim=(low, 1.0))
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fullest = max(axes.flat[: len(names)], key=lambda a: len(a.get_lines()))
+    fullest.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=3)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0, 4.0])
     parser.add_argument("--datasets", nargs="+", default=list(UCI) + list(SKLEARN))
     parser.add_argument("--diffprivlib", default=None, help="python of a venv with diffprivlib 0.6.6")
+    parser.add_argument("--plot", default=None, help="write a PNG of the table")
+    parser.add_argument("--table-in", default=None, help="plot a table printed by an earlier run")
     args = parser.parse_args(argv)
+    if args.table_in:
+        plot(read_table(args.table_in), args.plot)
+        return
+    rows = []
     warnings.simplefilter("ignore")
     print("| dataset | task | n train | sklearn (non-private) | eps | dperm raw, defaults | "
           "dperm declared (schema / documented bounds) | diffprivlib, same information (leaks) | time raw (s) |")
@@ -185,8 +241,12 @@ def main(argv=None):
             raw_text = ("refused: declare y_bounds" if np.isnan(scores).all()
                         else f"{np.mean(scores):.3f} (min {np.min(scores):.3f})")
             dpl_text = "-" if dpl is None else f"{dpl[str(eps)][0]:.3f}"
-            print(f"| {name} | {task} | {len(Xtr)} | {base:.3f} | {eps:g} | {raw_text} | {declared} | {dpl_text} | "
-                  f"{np.mean([r[1] for r in raw]):.2f} |", flush=True)
+            cells = [name, task, str(len(Xtr)), f"{base:.3f}", f"{eps:g}", raw_text, declared, dpl_text,
+                     f"{np.mean([r[1] for r in raw]):.2f}"]
+            rows.append(cells)
+            print("| " + " | ".join(cells) + " |", flush=True)
+    if args.plot:
+        plot(rows, args.plot)
 
 
 if __name__ == "__main__":
