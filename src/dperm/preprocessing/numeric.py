@@ -306,11 +306,14 @@ class PrivateScaler(PrivateTransformerMixin):
             return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
                                     meta=meta)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        missing = np.isnan(X)
-        out = np.clip((np.where(missing, self.centre_, X) - self.centre_) / self.spread_, -1.0, 1.0)
+        out = X - self.centre_  # in place from here: NaN stays NaN until it maps to 0 (the centre)
+        out /= self.spread_
+        np.clip(out, -1.0, 1.0, out=out)
         if self.missing_indicator:
-            out = np.hstack([out, missing.astype(np.float64)])
-        return out
+            indicators = np.isnan(out).astype(np.float64)
+            np.nan_to_num(out, copy=False, nan=0.0)
+            return np.hstack([out, indicators])
+        return np.nan_to_num(out, copy=False, nan=0.0)
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "centre_")

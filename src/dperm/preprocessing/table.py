@@ -262,10 +262,12 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 blocks.append(frame[self.missing_columns_].isna().to_numpy(dtype=np.float64))
         if self.encoder_ is not None:
             blocks.append(self.encoder_.transform(frame[self.categorical_]))
-        out = np.hstack(blocks)
         if self.row_norm == "normalize":
-            out = np.hstack([out, np.ones((out.shape[0], 1))])
-            out /= np.linalg.norm(out, axis=1, keepdims=True)  # the constant keeps every norm >= 1
+            blocks.append(np.ones((len(frame), 1)))
+        out = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
+        if self.row_norm == "normalize":
+            norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # >= 1: the constant coordinate
+            out /= norms[:, None]
         elif self.row_norm == "scale":
             out /= self._block_bound
         return out
