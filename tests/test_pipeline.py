@@ -133,7 +133,6 @@ def test_import_dperm_stays_light():
     import subprocess
     import sys
 
-    code = "import dperm, sys; dperm.make_pipeline; print('sklearn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", "import dperm, sys; print('sklearn' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -34,7 +34,6 @@ import numpy as np
 from sklearn.base import is_regressor
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils.validation import check_is_fitted
 
 from .privacy import events as ev
 from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning

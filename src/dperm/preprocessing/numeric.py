@@ -70,15 +70,6 @@ class _DaskColumns:
         return below, at_or_below, sum(r[2] for r in results)
 
 
-def _as_float_matrix(X) -> np.ndarray:
-    if hasattr(X, "to_numpy"):
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"expected a 2-d array of numeric columns, got an array of {X.ndim} dimension(s)")
-    return X
-
-
 def _check_pair(pair, what: str) -> tuple[float, float]:
     try:
         low, high = (float(v) for v in pair)
