@@ -273,3 +273,17 @@ def test_delta_lets_the_accountant_compose_the_draws():
     assert certified_epsilon(composed.event_, 1e-6) <= 0.3 * (1 + 1e-9)
     assert composed.privacy_spent_.delta == 1e-6 and composed.privacy_spent_.epsilon <= 0.3 * (1 + 1e-9)
     assert pure.privacy_spent_.epsilon == pytest.approx(0.3)
+
+
+def test_spread_counts_equal_the_counts_of_the_distances():
+    from dperm.preprocessing.quantiles import log_grid, rank_counts, spread_counts
+
+    rng = np.random.default_rng(5)
+    values = np.sort(np.concatenate([rng.integers(-5, 6, 500).astype(float), rng.normal(0, 100, 500)]))
+    radii = log_grid()[log_grid() > 0]
+    for centre in (0.0, 1.0, 2.5):
+        a = rank_counts(np.sort(np.abs(values - centre)), radii)
+        b = spread_counts(values, centre, radii)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+        assert a[2] == b[2]

@@ -14,7 +14,7 @@ from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
 from ._base import PrivateTransformerMixin
-from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile
+from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile, spread_counts
 
 __all__ = ["PrivateScaler"]
 
@@ -28,28 +28,28 @@ def _is_dask(X) -> bool:
 
 
 class _InMemoryColumns:
-    """Rank counts of the columns of a NumPy matrix."""
+    """Rank counts of the columns of a NumPy matrix: each column sorted once, its three
+    draws' counts read off the sorted values."""
 
     def __init__(self, X: np.ndarray):
         self.X = X
-        self._sorted = (None, None)  # (j, the sorted column): the two median draws share one sort
+        self._sorted = (None, None)  # (j, the sorted column without its missing values)
+
+    def _column(self, j: int) -> np.ndarray:
+        if self._sorted[0] != j:
+            column = np.sort(self.X[:, j])  # NaNs sort last, and searchsorted finds the first
+            self._sorted = (j, column[: np.searchsorted(column, np.nan, side="left")])
+        return self._sorted[1]
 
     def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
-        if centre is None:
-            if self._sorted[0] != j:
-                column = self.X[:, j]
-                self._sorted = (j, np.sort(column[~np.isnan(column)]))
-            return rank_counts(self._sorted[1], candidates)
-        column = self.X[:, j]
-        return rank_counts(np.sort(np.abs(column[~np.isnan(column)] - centre)), candidates)
+        column = self._column(j)
+        return rank_counts(column, candidates) if centre is None else spread_counts(column, centre, candidates)
 
 
 def _partition_counts(part, candidates, centre):
     values = part.to_numpy(dtype=np.float64, na_value=np.nan)
-    values = values[~np.isnan(values)]
-    if centre is not None:
-        values = np.abs(values - centre)
-    return rank_counts(np.sort(values), candidates)
+    values = np.sort(values[~np.isnan(values)])
+    return rank_counts(values, candidates) if centre is None else spread_counts(values, centre, candidates)
 
 
 class _DaskColumns:
@@ -297,14 +297,22 @@ class PrivateScaler(PrivateTransformerMixin):
             return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
                                     meta=meta)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        out = X - self.centre_  # in place from here: NaN stays NaN until it maps to 0 (the centre)
+        p = X.shape[1]
+        out = np.empty((X.shape[0], 2 * p if self.missing_indicator else p))
+        missing = self._scale_into(X, out[:, :p])
+        if self.missing_indicator:
+            out[:, p:] = missing
+        return out
+
+    def _scale_into(self, X: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``clip((X - centre) / spread, -1, 1)`` written into ``out`` (missing -> 0, the
+        centre); returns the missing-value mask. ``X`` is a validated float matrix."""
+        np.subtract(X, self.centre_, out=out)  # NaN stays NaN until it maps to 0
         out /= self.spread_
         np.clip(out, -1.0, 1.0, out=out)
-        if self.missing_indicator:
-            indicators = np.isnan(out).astype(np.float64)
-            np.nan_to_num(out, copy=False, nan=0.0)
-            return np.hstack([out, indicators])
-        return np.nan_to_num(out, copy=False, nan=0.0)
+        missing = np.isnan(out)
+        out[missing] = 0.0
+        return missing
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "centre_")

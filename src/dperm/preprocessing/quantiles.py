@@ -38,7 +38,7 @@ from ..privacy import events as ev
 from ..privacy.mechanisms import exponential_select
 
 __all__ = ["log_grid", "linear_grid", "round_grid", "quantile_scores", "private_quantile", "quantile_event", "SENSITIVITY",
-           "rank_counts", "scores_from_counts", "select_quantile"]
+           "rank_counts", "spread_counts", "scores_from_counts", "select_quantile"]
 
 
 SENSITIVITY = 1.0  # replace-one sensitivity of the rank score
@@ -104,6 +104,18 @@ def rank_counts(sorted_values: np.ndarray, candidates: np.ndarray) -> tuple[np.n
     of a Dask column contributes (the counts of the chunks add up)."""
     below = np.searchsorted(sorted_values, candidates, side="left")
     at_or_below = np.searchsorted(sorted_values, candidates, side="right")
+    return below, at_or_below, int(sorted_values.size)
+
+
+def spread_counts(sorted_values: np.ndarray, centre: float, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`rank_counts` of ``|x - centre|`` at the radii r, from the sorted column
+    itself: ``#{|x - c| < r} = #{x < c + r} - #{x <= c - r}`` and ``#{|x - c| <= r} =
+    #{x <= c + r} - #{x < c - r}`` (no second sort). Each row still counts by its own
+    value only (the interval ends are rounded once, for every row alike), so every count
+    moves by at most one when a row is replaced."""
+    high, low = centre + radii, centre - radii
+    below = np.searchsorted(sorted_values, high, side="left") - np.searchsorted(sorted_values, low, side="right")
+    at_or_below = np.searchsorted(sorted_values, high, side="right") - np.searchsorted(sorted_values, low, side="left")
     return below, at_or_below, int(sorted_values.size)
 
 

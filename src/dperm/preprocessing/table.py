@@ -131,7 +131,22 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         array = check_array(X, dtype=None, ensure_all_finite="allow-nan", ensure_min_samples=1)
         return pd.DataFrame(array)
 
-    def _roles(self, frame: pd.DataFrame):
+    def _is_numeric_array(self, X) -> bool:
+        """A NumPy array of numbers with no declared roles: all numeric, kept an array (no
+        DataFrame copy of a large matrix)."""
+        return (isinstance(X, np.ndarray) and X.dtype.kind in "fiub" and self.numeric is None
+                and self.categorical is None)
+
+    @staticmethod
+    def _check_numeric_array(X) -> np.ndarray:
+        return check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", ensure_min_samples=1)
+
+    def _roles(self, frame):
+        if isinstance(frame, np.ndarray):
+            if self.bounds and any(not isinstance(c, (int, np.integer)) or not 0 <= c < frame.shape[1]
+                                   for c in self.bounds):
+                raise ValueError("bounds of a NumPy array are keyed by column index")
+            return list(range(frame.shape[1])), []
         columns = list(frame.columns)
         if self.numeric is None and self.categorical is None:
             numeric = [c for c in columns if _is_numeric(frame[c].dtype)]
@@ -168,7 +183,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         from ..distributed import is_dask_collection
 
         self._was_frame = isinstance(X, pd.DataFrame) or is_dask_collection(X)
-        frame = self._frame(X)
+        self._numeric_array = self._is_numeric_array(X)
+        frame = X = self._check_numeric_array(X) if self._numeric_array else self._frame(X)
         numeric, categorical = self._roles(frame)
         if not numeric and not categorical:
             raise ValueError("X has 0 feature(s) (shape=(n, 0)) while a minimum of 1 is required: no column to "
@@ -193,7 +209,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             seeds = tuple(np.random.default_rng(s) for s in spawned)
         self.scaler_ = self.encoder_ = None
         events = []
-        indicator = self._indicator(frame, numeric)
+        indicator = False if self._numeric_array else self._indicator(frame, numeric)
         self.missing_columns_ = [c for c, flag in zip(numeric, indicator if isinstance(indicator, list)
                                                       else [indicator] * len(numeric)) if flag]
         if numeric:
@@ -202,7 +218,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 spread_multiple=self.spread_multiple, refine=self.refine,
                 missing_indicator=False, delta=delta_numeric,
                 epsilon=self.epsilon * private_numeric / units if private_numeric else self.epsilon, accountant=self.accountant,
-                random_state=seeds[0]).fit(frame[numeric])
+                random_state=seeds[0]).fit(frame if self._numeric_array else frame[numeric])
             events.append(self.scaler_.event_)
         if categorical:
             self.encoder_ = PrivateOneHotEncoder(
@@ -222,7 +238,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
             joint = spent_of(self.event_, total.delta - sum(d for _, d in flatten(self.event_).approximate))
             self.privacy_spent_ = joint if joint.epsilon < total.epsilon else total
-        self.n_features_in_ = len(frame.columns)
+        self.n_features_in_ = frame.shape[1] if self._numeric_array else len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
         bound_sq = 0.0
@@ -247,6 +263,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
             return frame.map_partitions(
                 lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names), meta=meta)
+        if self._numeric_array and self._is_numeric_array(X):
+            return self._transform_numeric_array(self._check_numeric_array(X))
         frame = self._frame(X)
         if len(frame.columns) != self.n_features_in_:
             raise ValueError(f"X has {len(frame.columns)} features, but PrivatePreprocessor is expecting "
@@ -268,6 +286,21 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.row_norm == "normalize":
             norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # >= 1: the constant coordinate
             out /= norms[:, None]
+        elif self.row_norm == "scale":
+            out /= self._block_bound
+        return out
+
+    def _transform_numeric_array(self, X: np.ndarray) -> np.ndarray:
+        """The all-numeric array path: one output matrix, filled and bounded in place."""
+        n, p = X.shape
+        if p != self.n_features_in_:
+            raise ValueError(f"X has {p} features, but PrivatePreprocessor is expecting {self.n_features_in_} "
+                             "features as input")
+        out = np.empty((n, p + 1 if self.row_norm == "normalize" else p))
+        self.scaler_._scale_into(X, out[:, :p])
+        if self.row_norm == "normalize":
+            out[:, p] = 1.0
+            out /= np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]  # >= 1: the constant coordinate
         elif self.row_norm == "scale":
             out /= self._block_bound
         return out
