@@ -44,16 +44,24 @@ def test_quantile_mechanism_log_ratio_on_every_replace_one_pair(q):
     assert worst > 0.4 * eps  # the pairs reach the bound's order: the check is not vacuous
 
 
-def test_spread_draw_is_a_quantile_of_a_per_row_map():
-    """The spread is the quantile of |x - c| for a released c: a per-row map, so a
-    replaced row still moves every count by at most one (same exhaustive check)."""
+def test_spread_draw_log_ratio_on_every_replace_one_pair():
+    """The spread's scores as the scaler computes them (counts read off the sorted column
+    at centre -+ r, :func:`spread_counts`): exhaustive, as above, radii on and between
+    the distances, so ties are exercised."""
+    from dperm.preprocessing.quantiles import scores_from_counts, spread_counts
+
     eps, c = 0.9, 1.0
-    grid = np.array([0.25, 0.75, 1.5, 2.5])
-    for column in itertools.product([0.0, 1.0, 3.0], repeat=3):
-        for value in [0.0, 1.0, 3.0]:
-            a = _em_probabilities(np.abs(np.array(column) - c), 0.9, grid, eps)
-            b = _em_probabilities(np.abs(np.array((value,) + column[1:]) - c), 0.9, grid, eps)
-            assert np.max(np.abs(np.log(a) - np.log(b))) <= eps * (1 + 1e-12)
+    radii = np.array([0.5, 1.0, 1.5, 2.0, 3.0])
+    worst = 0.0
+    for column in itertools.product([0.0, 1.0, 2.0, 3.0], repeat=4):
+        for value in [0.0, 1.0, 2.0, 3.0]:
+            probs = []
+            for col in (column, (value,) + column[1:]):
+                scores = scores_from_counts(*spread_counts(np.sort(np.array(col)), c, radii), 0.5)
+                logits = eps * scores / 2
+                probs.append(np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum())
+            worst = max(worst, float(np.max(np.abs(np.log(probs[0]) - np.log(probs[1])))))
+    assert 0.4 * eps < worst <= eps * (1 + 1e-12)
 
 
 def _discrete_laplace_survival(t, k):
