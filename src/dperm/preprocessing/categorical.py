@@ -21,7 +21,15 @@ geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009; no floating-point at
   :class:`~dperm.privacy.events.ApproximateDpRelease` (basic composition with the rest).
   ``tests/test_preprocessing.py`` checks both claims on the exact output distributions.
 
-Only the selected categories are released (sorted), never their counts.
+Only the selected categories are released (sorted), never their counts. The cut to
+``max_categories`` (the largest noisy counts) and the ``min_frequency`` floor (a higher
+threshold) are post-processings of the release of the pairs (category, noisy count) above
+the threshold, which has the same guarantee: where both neighbours hold the same
+categories, the noisy count vector shifts by one in two coordinates (``e^(2/t)``); where a
+category with one row disappears and another of positive count grows, the ratio is
+``e^(1/t) / (1 - P(N >= T - 1))``, below ``e^(2/t)`` whenever that probability is below
+``1/t`` (always, at the thresholds used); and a category that appears is released with
+probability ``P(N >= T - 1)``, the delta.
 """
 
 from __future__ import annotations
