@@ -27,8 +27,8 @@ threshold) are post-processings of the release of the pairs (category, noisy cou
 the threshold, which has the same guarantee: where both neighbours hold the same
 categories, the noisy count vector shifts by one in two coordinates (``e^(2/t)``); where a
 category with one row disappears and another of positive count grows, the ratio is
-``e^(1/t) / (1 - P(N >= T - 1))``, below ``e^(2/t)`` whenever that probability is below
-``1/t`` (always, at the thresholds used); and a category that appears is released with
+``e^(1/t) / (1 - P(N >= T - 1))``, within ``e^(2/t)`` when that probability is at most
+``1 - e^(-1/t)`` (the threshold is raised until it is); and a category that appears is released with
 probability ``P(N >= T - 1)``, the delta.
 """
 
@@ -175,6 +175,10 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
                     "selecting categories without a declared list (the stability histogram) needs delta > 0; "
                     "declare the categories or candidates of every categorical column, or give delta")
             threshold = histogram_threshold(t, delta / histograms)
+            # the case "one category disappears, another grows" costs e^(1/t) / (1 - p):
+            # within e^(2/t) when p <= 1 - e^(-1/t) (module docstring)
+            while release_probability(t, threshold) > -math.expm1(-1.0 / t):
+                threshold += 1
             parts += [ev.ApproximateDpRelease(2.0 / t, release_probability(t, threshold))] * histograms
         parts += [ev.DiscreteLaplaceRelease(scale=t, sensitivity=2)] * (private - histograms)
         return declared, candidates, modes, ev.composed(parts), t, threshold
