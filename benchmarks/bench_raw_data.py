@@ -6,6 +6,7 @@ split, and fit time. Run by hand:
     PYTHONPATH=src python benchmarks/bench_raw_data.py [--draws 3] [--epsilons 0.1 1 4] [--datasets ...]
         [--diffprivlib PATH/TO/venv-dpl/bin/python] [--plot docs/figures/raw_data.png]
     PYTHONPATH=src python benchmarks/bench_raw_data.py --table-in table.md --plot out.png   # plot a saved table
+    PYTHONPATH=src python benchmarks/bench_raw_data.py --overhead 1e6 100   # pipeline against the model alone
 
 Prints a Markdown table (docs/results.md, "Raw tables"). Every private figure is a mean
 over ``--draws`` seeds; the test split is ADULT's official one, the shipped 80/20 split
@@ -206,6 +207,30 @@ def plot(rows, path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def overhead(n: int, d: int, repeats: int = 2) -> None:
+    """The pipeline's time against the estimator's alone on the preprocessed rows, on
+    n x d Gaussian numeric columns (production path, random_state=None); best of
+    ``repeats``, after one small fit that compiles the kernels."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(3.0, 2.0, size=(n, d))
+    w = rng.normal(size=d)
+    y = np.where(X @ w + rng.normal(size=n) > 3 * w.sum(), 1, 0)
+    dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=1.0).fit(X[:2000], y[:2000])
+    pre, est, pipe = [], [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        rows = dperm.preprocessing.PrivatePreprocessor(epsilon=0.4, delta=1e-6).fit(X).transform(X)
+        pre.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        dperm.DPLogisticRegression(classes=[0, 1], epsilon=0.6).fit(rows, y)
+        est.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=1.0).fit(X, y)
+        pipe.append(time.perf_counter() - start)
+    print(f"n={n} d={d}, best of {repeats}: preprocessing fit+transform {min(pre):.2f} s, estimator alone "
+          f"{min(est):.2f} s, pipeline {min(pipe):.2f} s = {min(pipe) / min(est):.2f} x the estimator alone")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=3)
@@ -214,7 +239,13 @@ def main(argv=None):
     parser.add_argument("--diffprivlib", default=None, help="python of a venv with diffprivlib 0.6.6")
     parser.add_argument("--plot", default=None, help="write a PNG of the table")
     parser.add_argument("--table-in", default=None, help="plot a table printed by an earlier run")
+    parser.add_argument("--overhead", nargs=2, type=float, metavar=("N", "D"), default=None,
+                        help="time the pipeline against the estimator alone on N x D numeric rows")
     args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if args.overhead:
+        overhead(int(args.overhead[0]), int(args.overhead[1]))
+        return
     if args.table_in:
         plot(read_table(args.table_in), args.plot)
         return
