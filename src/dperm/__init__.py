@@ -25,6 +25,8 @@ _SUBMODULES = ("algorithms", "audit", "losses", "privacy", "problem", "theory", 
 # public name -> module that defines it (relative to dperm)
 _NAMES = {
     "minimize": "api",
+    "make_pipeline": "pipeline",
+    "DPPipeline": "pipeline",
     "DPGLMRegressor": "estimators",
     "DPHuberRegressor": "estimators",
     "DPLinearRegression": "estimators",
@@ -77,6 +79,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from . import algorithms, audit, losses, privacy, problem, theory, utility  # noqa: F401
     from .api import minimize  # noqa: F401
+    from .pipeline import DPPipeline, make_pipeline  # noqa: F401
     from .estimators import (  # noqa: F401
         DPGLMRegressor,
         DPHuberRegressor,

@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-__all__ = ["load_adult", "load_bank", "load_credit_card", "load_wine", "load_bike", "load", "DATASETS", "describe"]
+__all__ = ["load_adult", "load_bank", "load_credit_card", "load_wine", "load_bike", "load", "load_raw", "DATASETS",
+           "describe"]
 
 # sha256 of the uncompressed files (src/dperm/datasets/data/README.md)
 _SHA256 = {
@@ -345,6 +346,34 @@ def load(name: str, **kwargs):
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(DATASETS)}")
     return DATASETS[name](**kwargs)
+
+
+_SCHEMAS = {"adult": (None, _ADULT), "bank": ("bank", _BANK), "credit_card": ("credit_card", _CREDIT),
+            "wine": ("wine", _WINE), "bike": ("bike", _BIKE)}
+
+
+def load_raw(name: str, *, split: str = "all") -> tuple[pd.DataFrame, pd.Series]:
+    """The raw table of a shipped dataset, as a person with the file would have it:
+    ``(X, y)`` with X the feature columns as read (strings for categories, the file's
+    numbers, ADULT's '?' as it is; the columns the schema drops are dropped) and y the raw
+    target (ADULT/BANK: the file's labels, CreditCard: 0/1, WINE: quality, BIKE: count).
+
+    The split is the same as the schema loaders' (ADULT's official one, else the fixed 80%
+    permutation), so a raw fit and a schema fit see the same rows.
+    """
+    if name not in _SCHEMAS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(_SCHEMAS)}")
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+    raw_name, schema = _SCHEMAS[name]
+    if raw_name is None:
+        parts = {"train": ["adult_train"], "test": ["adult_test"], "all": ["adult_train", "adult_test"]}[split]
+        raw = pd.concat([_raw(p) for p in parts], ignore_index=True)
+    else:
+        full = _raw(raw_name)
+        raw = full.iloc[_split_index(len(full), split)].reset_index(drop=True)
+    keep = [c for c in raw.columns if c != schema.target and c not in schema.drop]
+    return raw[keep].copy(), raw[schema.target].copy()
 
 
 def describe() -> pd.DataFrame:

@@ -1,0 +1,326 @@
+"""One budget for a whole pipeline: private preprocessing and a private model, composed
+exactly through their events (docs/your-data.md).
+
+``make_pipeline(*steps, epsilon, delta)`` returns a :class:`DPPipeline`, a scikit-learn
+``Pipeline`` whose private steps (dperm's private transformers, the target bounds of a
+regression, the final dperm estimator) share the one total budget:
+
+1. each private transformer gets ``shares[name] * epsilon`` (default
+   :data:`DEFAULT_TRANSFORMER_SHARE`) and, if it takes a delta, ``DEFAULT_DELTA_SHARE *
+   delta`` (a category selection without a declared list needs it; the numeric draws
+   compose better with it); it charges its event before reading the data;
+2. a regressor's target bounds are declared (``y_bounds``, free) or estimated privately
+   at ``shares["y"] * epsilon`` (default :data:`DEFAULT_TARGET_SHARE`);
+3. the estimator gets what is left by basic composition, ``epsilon`` minus the certified
+   epsilons of the steps before it (and ``delta`` minus their deltas), and the public
+   row-norm bound of the last private transformer as its ``data_norm``.
+
+All events are charged to one :class:`~dperm.privacy.budget.BudgetAccountant` (the one
+given, else the pipeline's own with the total budget, which refuses any overspending);
+``event_`` is their composition and ``privacy_spent_`` what the one accountant
+certifies for it (at most the total; often less, because the exponential-mechanism
+draws are bounded-range and compose with the Gaussian model better than additively).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import warnings
+
+import numpy as np
+from sklearn.base import is_regressor
+from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.preprocessing import FunctionTransformer
+
+from .privacy import events as ev
+from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
+
+__all__ = ["DPPipeline", "make_pipeline", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
+
+DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
+DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
+DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
+
+
+def _is_private_transformer(step) -> bool:
+    from .preprocessing import PrivateTransformerMixin
+
+    return isinstance(step, PrivateTransformerMixin)
+
+
+def _is_dperm_estimator(step) -> bool:
+    from .estimators._base import DPLinearModelMixin
+
+    return isinstance(step, DPLinearModelMixin)
+
+
+def _seed_list(random_state, count: int) -> list:
+    if random_state is None:
+        return [None] * count
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(random_state)).spawn(count)]
+
+
+def _refuse_private_search() -> None:
+    """PrivateSearch accounts each run by the event of a fit on a stand-in of zeros (a
+    NumPy array of the training shape); a pipeline's event depends on its input's column
+    types and on the categories it releases, which such a stand-in does not have, so the
+    search would account a different mechanism than the one it runs. Refused until
+    PrivateSearch plans pipelines itself. Reads module names of the call stack only."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "") == "dperm.model_selection" and frame.f_code.co_name in ("fit", "_plan"):
+            raise NotImplementedError(
+                "PrivateSearch over a DPPipeline is not supported yet: its accounting plans each run on a stand-in "
+                "without the table's column types; search the estimator's hyperparameters on preprocessed rows, or "
+                "fit the pipeline once")
+        frame = frame.f_back
+
+
+class DPPipeline(Pipeline):
+    """A scikit-learn Pipeline whose private steps share one (epsilon, delta) budget.
+
+    Build it with :func:`make_pipeline`. See the module docstring for the accounting.
+
+    Parameters
+    ----------
+    steps : list of (name, estimator)
+        As for ``Pipeline``; the last is a dperm estimator.
+    epsilon, delta : float
+        The total budget of the whole fit (replace-one).
+    accountant : BudgetAccountant or None
+        Charged with every step's event; None: the pipeline's own ledger with the total
+        budget (``accountant_``).
+    shares : dict or None
+        Shares of epsilon: a step name -> its share, ``"y"`` -> the target bounds' share.
+        Missing names take the defaults; the estimator takes the rest.
+    y_bounds : "auto" or (low, high)
+        A regressor's declared target bounds (free); "auto": the estimator's own
+        ``y_bounds`` if declared, else estimated privately (private quantiles, as
+        :class:`~dperm.preprocessing.PrivateScaler`).
+    random_state : None or int
+        None: every private step keeps its own ``random_state`` (None: the secure
+        samplers); an int seeds every private step (experiments).
+    memory, verbose : as for ``Pipeline``.
+
+    Attributes
+    ----------
+    event_ : the composition of every step's event.
+    privacy_spent_ : PrivacyBudget, certified by the one accountant for ``event_``.
+    accountant_ : the BudgetAccountant charged.
+    budgets_ : dict step name -> the PrivacyBudget it was given.
+    y_bounds_ : the target bounds used (regressors).
+    """
+
+    def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
+                 random_state=None, memory=None, verbose=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.shares = shares
+        self.y_bounds = y_bounds
+        self.random_state = random_state
+        super().__init__(steps, memory=memory, verbose=verbose)
+
+    # ------------------------------------------------------------------ budgets
+    def _share(self, name: str, default: float) -> float:
+        shares = self.shares or {}
+        share = shares.get(name, default)
+        if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0.0 < share < 1.0:
+            raise ValueError(f"the share of {name!r} must be a number in (0, 1), got {share!r}")
+        return float(share)
+
+    def _check_shares(self) -> None:
+        known = {name for name, _ in self.steps} | {"y"}
+        unknown = [k for k in (self.shares or {}) if k not in known]
+        if unknown:
+            raise ValueError(f"shares names no step of the pipeline: {unknown}")
+
+    # ---------------------------------------------------------------------- fit
+    def fit(self, X, y=None, **params):
+        """Fit the steps in order, each private step charged before it reads the data."""
+        total = PrivacyBudget(self.epsilon, self.delta)
+        _refuse_private_search()
+        from .model_selection import warn_if_model_selection
+
+        warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
+        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
+            raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
+        self._check_shares()
+        self._validate_steps()
+        final_name, final = self.steps[-1]
+        if not _is_dperm_estimator(final):
+            raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        if is_regressor(final) and y is not None:
+            self._check_target_feasible(final, X, total)
+        accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
+        self.accountant_ = accountant
+        seeds = _seed_list(self.random_state, len(self.steps) + 1)
+        events, budgets = [], {}
+        spent_epsilon, spent_delta = 0.0, 0.0
+        Xt, norm = X, None
+        for i, (name, step) in enumerate(self.steps[:-1]):
+            if step is None or step == "passthrough":
+                continue
+            if _is_private_transformer(step):
+                settings = {"epsilon": self._share(name, DEFAULT_TRANSFORMER_SHARE) * total.epsilon,
+                            "accountant": accountant}
+                if "delta" in step.get_params(deep=False):
+                    settings["delta"] = DEFAULT_DELTA_SHARE * total.delta
+                if self.random_state is not None:
+                    settings["random_state"] = seeds[i]
+                step.set_params(**settings)
+                Xt = step.fit_transform(Xt, y)
+                events.append(step.event_)
+                if step.privacy_spent_ is not None:
+                    spent_epsilon += step.privacy_spent_.epsilon
+                    spent_delta += step.privacy_spent_.delta
+                    budgets[name] = step.privacy_spent_
+                norm = getattr(step, "output_norm_", getattr(step, "row_norm_bound_", norm))
+            else:
+                if not isinstance(step, FunctionTransformer):
+                    warnings.warn(
+                        f"step {name!r} is not a dperm private transformer: if its fit learns from the data "
+                        "(scikit-learn's scalers, encoders and imputers do), what it learned is released "
+                        "unprotected and the pipeline is not differentially private", PrivacyWarning, stacklevel=2)
+                Xt = step.fit_transform(Xt, y)
+        y_model = y
+        self._y_map = None
+        if is_regressor(final) and y is not None:
+            y_model, event = self._target(final, y, total, accountant, seeds[-1])
+            events.append(event)
+            from .preprocessing._base import spent_of
+
+            spent = spent_of(event)
+            if spent is not None:
+                spent_epsilon += spent.epsilon
+                budgets["y"] = spent
+        model_epsilon = total.epsilon - spent_epsilon
+        model_delta = total.delta - spent_delta
+        if not model_epsilon > 0 or model_delta < 0:
+            raise ValueError("the preprocessing shares leave no budget for the estimator; lower shares")
+        settings = {"epsilon": model_epsilon, "delta": model_delta, "accountant": accountant}
+        if norm is not None:
+            settings["data_norm"] = float(norm)
+        if self.random_state is not None:
+            settings["random_state"] = int(np.random.SeedSequence(int(self.random_state)).generate_state(1)[0])
+        final.set_params(**settings)
+        budgets[final_name] = PrivacyBudget(model_epsilon, model_delta)
+        # the estimator warns, from public inputs only, when the noise will dominate its fit
+        # (dperm.expectations: the output dimension and row bound it sees are public)
+        with warnings.catch_warnings():
+            if self._y_map is not None:  # the pipeline clipped y into label_bound itself
+                warnings.filterwarnings("ignore", message=".*label.*")
+            final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
+                                      if key.startswith(final_name + "__")})
+        events.append(final.event_)
+        self.event_ = ev.composed(events)
+        from .privacy.accountant import epsilon as certified_epsilon
+
+        certified = certified_epsilon(self.event_, total.delta)
+        if certified > total.epsilon * (1 + 1e-9):  # the shares above make this impossible
+            raise RuntimeError(f"the pipeline's composition certifies epsilon={certified}, over its budget")
+        self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
+        self.budgets_ = budgets
+        return self
+
+    def _check_target_feasible(self, final, X, total) -> None:
+        """Public inputs only, before anything is charged: refuse to estimate a regression
+        target's bounds privately when the draws would be mostly noise (their rank error,
+        by the exponential mechanism's utility theorem, above a quarter of the rows): the
+        predictions would then be mapped back with a scale off by orders of magnitude."""
+        declared = self.y_bounds if not isinstance(self.y_bounds, str) else final.get_params(deep=False).get("y_bounds")
+        if declared is not None:
+            return
+        from .preprocessing.quantiles import log_grid
+
+        n = X.shape[0]
+        if hasattr(n, "compute"):
+            n = n.compute()
+        draw_epsilon = self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon / 3.0
+        error = 2.0 * (math.log(log_grid().size) + math.log(10.0)) / draw_epsilon
+        if error > int(n) / 4.0:
+            raise ValueError(
+                f"the regression target's bounds cannot be estimated privately at n={int(n)} rows with epsilon="
+                f"{total.epsilon:g} (a private quantile's rank error can reach {error:.0f} rows): declare them, "
+                "make_pipeline(..., y_bounds=(low, high)), or give them a larger share (shares={'y': ...})")
+
+    def _target(self, final, y, total, accountant, seed):
+        """Declared or private target bounds, set on the estimator (``y_bounds``) or, for an
+        estimator without that parameter, applied here: y clipped into the bounds and
+        mapped onto [-label_bound, label_bound], predictions mapped back."""
+        from .preprocessing import PrivateScaler
+        from .preprocessing.numeric import _check_pair
+
+        y = np.asarray(y, dtype=np.float64).ravel()
+        declared = self.y_bounds
+        own = final.get_params(deep=False).get("y_bounds")
+        if isinstance(declared, str):
+            if declared != "auto":
+                raise ValueError(f"y_bounds must be 'auto' or (low, high), got {declared!r}")
+            declared = own
+        if declared is not None:
+            low, high = _check_pair(declared, "y_bounds")
+            event = ev.NoOpDpEvent()
+        else:
+            scaler = PrivateScaler(epsilon=self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon,
+                                   accountant=accountant,
+                                   random_state=seed if self.random_state is not None else None)
+            scaler.fit(y[:, None])
+            low, high = (float(v) for v in scaler.bounds_[0])
+            event = scaler.event_
+        self.y_bounds_ = (low, high)
+        if "y_bounds" in final.get_params(deep=False):
+            final.set_params(y_bounds=(low, high))
+            return y, event
+        # fallback for estimators without y_bounds: the same map, done by the pipeline
+        bound = float(final.get_params(deep=False).get("label_bound", 1.0))
+        centre, half = 0.5 * (low + high), 0.5 * (high - low)
+        self._y_map = (centre, half / bound)
+        return np.clip((y - centre) / half, -1.0, 1.0) * bound, event
+
+    # ------------------------------------------------------------------ predict
+    def predict(self, X, **params):
+        prediction = super().predict(X, **params)
+        if getattr(self, "_y_map", None) is not None:
+            centre, scale = self._y_map
+            prediction = centre + scale * np.asarray(prediction, dtype=np.float64)
+        return prediction
+
+    def score(self, X, y=None, sample_weight=None, **params):
+        if getattr(self, "_y_map", None) is None:
+            return super().score(X, y, sample_weight=sample_weight, **params)
+        from sklearn.metrics import r2_score
+
+        return r2_score(y, self.predict(X), sample_weight=sample_weight)
+
+
+def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
+                  shares: dict | None = None, y_bounds="auto", random_state=None, **preprocessing) -> DPPipeline:
+    """A :class:`DPPipeline` of ``steps`` sharing one (epsilon, delta) budget.
+
+    Given only an estimator, a :class:`~dperm.preprocessing.PrivatePreprocessor` is
+    inserted before it (numeric, categorical and missing values by the table's column
+    types), configured by ``preprocessing`` keyword arguments (``bounds=``,
+    ``categories=``, ``row_norm=``, ...): a raw DataFrame goes in, a private model comes
+    out, and no ``data_norm`` is computed by hand.
+
+    Examples
+    --------
+    >>> import dperm
+    >>> model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=1.0)  # doctest: +SKIP
+    >>> model.fit(frame, y).privacy_spent_  # doctest: +SKIP
+    """
+    if not steps:
+        raise ValueError("make_pipeline needs at least an estimator")
+    steps = list(steps)
+    if len(steps) == 1:
+        from .preprocessing import PrivatePreprocessor
+
+        steps = [PrivatePreprocessor(**preprocessing)] + steps
+    elif preprocessing:
+        raise TypeError(f"preprocessing options {sorted(preprocessing)} apply only when make_pipeline inserts the "
+                        "default preprocessing (given only an estimator)")
+    return DPPipeline(_name_estimators(steps), epsilon=epsilon, delta=delta, accountant=accountant, shares=shares,
+                      y_bounds=y_bounds, random_state=random_state)

@@ -1,0 +1,197 @@
+"""dperm.make_pipeline: one budget shared by the private steps, composed exactly."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.preprocessing import StandardScaler
+
+import dperm
+from dperm.privacy import events as ev
+from dperm.privacy.accountant import epsilon as certified_epsilon
+from dperm.privacy.budget import BudgetAccountant, PrivacyWarning
+from dperm.preprocessing import PrivatePreprocessor
+
+
+def _data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({
+        "age": rng.integers(18, 90, n).astype(np.int64),
+        "income": np.where(rng.random(n) < 0.05, np.nan, rng.lognormal(10, 1, n)),
+        "city": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+    })
+    y = np.where(X["age"] > 50, "yes", "no")
+    return X, y
+
+
+def test_default_preprocessing_is_inserted_and_budget_composes_to_the_total():
+    X, y = _data()
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0)
+    assert isinstance(model.steps[0][1], PrivatePreprocessor)
+    model.fit(X, y)
+    pre, est = model.steps[0][1], model.steps[-1][1]
+    assert model.event_ == ev.composed([pre.event_, est.event_])
+    assert model.privacy_spent_.epsilon == pytest.approx(certified_epsilon(model.event_, 1e-5))
+    assert model.privacy_spent_.epsilon <= 1.0
+    assert model.accountant_.spent.epsilon == pytest.approx(model.privacy_spent_.epsilon)
+    # the estimator got the rest of the budget by basic composition and the public row bound
+    assert est.epsilon == pytest.approx(1.0 - pre.privacy_spent_.epsilon)
+    assert est.delta == pytest.approx(1e-5 - pre.privacy_spent_.delta)
+    assert est.data_norm == pre.output_norm_ == 1.0
+    assert model.score(X, y) > 0.75
+
+
+def test_shared_accountant_is_charged_and_refuses_overspending():
+    X, y = _data()
+    acc = BudgetAccountant(1.5, 1e-5)
+    dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, accountant=acc,
+                        random_state=0).fit(X, y)
+    assert 0 < acc.spent.epsilon <= 1.0 + 1e-9
+    with pytest.raises(dperm.privacy.budget.BudgetExceededError):
+        dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, accountant=acc,
+                            random_state=0).fit(X, y)
+
+
+def test_shares_override_and_unknown_names_are_refused():
+    X, y = _data()
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0,
+                                shares={"privatepreprocessor": 0.5}).fit(X, y)
+    assert model.budgets_["privatepreprocessor"].epsilon == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="shares"):
+        dperm.make_pipeline(dperm.DPLogisticRegression(), epsilon=1.0, shares={"nope": 0.1}).fit(X, y)
+
+
+def test_declared_everything_gives_the_whole_budget_to_the_model():
+    X, y = _data()
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0,
+                                bounds={"age": (0, 100), "income": (0, 1e6)},
+                                categories={"city": ["a", "b", "c"]}).fit(X, y)
+    assert model.steps[-1][1].epsilon == 1.0 and model.steps[-1][1].delta == 1e-5
+    assert model.event_ == model.steps[-1][1].event_
+
+
+def test_numpy_input_pickle_clone_and_params():
+    rng = np.random.default_rng(1)
+    X = rng.normal(5.0, 2.0, size=(500, 3))
+    y = (X[:, 0] > 5).astype(int)
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=2.0, random_state=0)
+    params = model.get_params()
+    assert params["epsilon"] == 2.0 and "dplogisticregression__alpha" in params
+    copy = clone(model)
+    assert copy.get_params()["epsilon"] == 2.0
+    model.fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    assert model.score(X, y) > 0.7
+
+
+def test_a_leaky_step_warns():
+    X, y = _data()
+    model = dperm.make_pipeline(StandardScaler(), dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                random_state=0)
+    with pytest.warns(PrivacyWarning, match="not differentially private"):
+        model.fit(X[["age"]].to_numpy(dtype=float), y)
+
+
+def test_regression_target_bounds_private_and_predictions_in_original_units():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    y = 300.0 + 40.0 * X["a"].to_numpy() + rng.normal(0, 5, 3000)
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=2.0, random_state=0).fit(X, y)
+    assert "y" in model.budgets_
+    low, high = model.y_bounds_
+    assert low < 300 < high
+    assert model.privacy_spent_.epsilon <= 2.0
+    assert abs(np.mean(model.predict(X)) - 300) < 30  # back in the target's units
+
+
+def test_regression_declared_bounds_are_set_on_the_estimator():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"a": rng.normal(size=500)})
+    y = 10 + X["a"].to_numpy()
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, random_state=0, y_bounds=(5, 15)).fit(X, y)
+    assert model.steps[-1][1].y_bounds == (5.0, 15.0)
+    assert "y" not in model.budgets_
+
+
+def test_noise_warning_from_public_inputs():
+    from dperm.expectations import NoiseDominatesWarning
+
+    X, y = _data(n=60)
+    with pytest.warns(NoiseDominatesWarning):
+        dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=0.05,
+                            random_state=0).fit(X, y)
+
+
+def test_import_dperm_stays_light():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import dperm, sys; print('sklearn' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert "make_pipeline" in dir(dperm)
+
+
+def test_dask_frame_gives_the_pandas_fit_chunk_by_chunk():
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _data()
+    ddf = dd.from_pandas(X, npartitions=3)
+    dy = dd.from_pandas(pd.Series(y), npartitions=3)
+    a = PrivatePreprocessor(delta=1e-6, random_state=0).fit(X)
+    b = PrivatePreprocessor(delta=1e-6, random_state=0).fit(ddf)
+    np.testing.assert_array_equal(a.scaler_.centre_, b.scaler_.centre_)
+    np.testing.assert_array_equal(a.scaler_.spread_, b.scaler_.spread_)
+    assert [list(c) for c in a.encoder_.categories_] == [list(c) for c in b.encoder_.categories_]
+    np.testing.assert_array_equal(a.transform(X), b.transform(ddf).compute().to_numpy())
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                random_state=0).fit(ddf, dy)
+    same = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                               random_state=0).fit(X, y)
+    assert model.privacy_spent_ == same.privacy_spent_
+    assert model.score(X, y) > 0.75
+
+
+def test_regression_refuses_hopeless_private_target_bounds_before_charging():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = 100 + X["a"].to_numpy()
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="y_bounds"):
+        dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=acc).fit(X, y)
+    assert acc.spent is None
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, y_bounds=(90, 110), random_state=0,
+                                bounds={"a": (-4, 4)}).fit(X, y)
+    assert model.y_bounds_ == (90.0, 110.0)
+
+
+def test_replace_one_neighbours_release_the_same_public_values():
+    """Same seed on neighbouring frames: the budgets, the events, the certified spend and
+    the row bound are identical; only noisy statistics and the model differ."""
+    X, y = _data(n=1000)
+    X2, y2 = X.copy(), y.copy()
+    X2.loc[0, ["age", "income", "city"]] = [10_000, 1e12, "elsewhere"]
+    y2[0] = "yes" if y[0] == "no" else "no"
+    fits = [dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                random_state=3).fit(A, b) for A, b in ((X, y), (X2, y2))]
+    for attribute in ("event_", "privacy_spent_", "budgets_"):
+        assert repr(getattr(fits[0], attribute)) == repr(getattr(fits[1], attribute))
+    params = [{k: repr(v) for k, v in f.steps[-1][1].get_params().items()} for f in fits]
+    assert params[0] == params[1]  # the estimator's budget and data_norm: public
+
+
+def test_scikit_learn_search_warns_and_private_search_is_refused():
+    from sklearn.model_selection import cross_val_score
+
+    from dperm.model_selection import PrivateSearch
+
+    X, y = _data(n=600)
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0)
+    with pytest.warns(PrivacyWarning, match="model selection"):
+        cross_val_score(model, X, y, cv=2)
+    search = PrivateSearch(model, {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0)
+    with pytest.raises(NotImplementedError, match="PrivateSearch"):
+        search.fit(X, y)
