@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..problem.erm import _row_norms
+from ..problem.erm import _row_norms, clip_factors
 
 # Columns of the row returned by :func:`check_block`.
 FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED, FLAG_CLEARLY, FLAG_BAD_WEIGHT = range(8)
@@ -53,8 +53,7 @@ def row_scale(F, bound: float):
     over = norms > bound
     if not over.any():
         return None
-    eps = np.finfo(F.dtype).eps
-    return np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    return clip_factors(F, bound, norms, np.finfo(F.dtype).eps)
 
 
 def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
@@ -101,8 +100,12 @@ class _Block:
     """One block with the problem's virtual row scales, intercept column and sample weights."""
 
     def __init__(self, F, y, layout: Layout, weights=None):
+        from ..problem.erm import _scaled_rows, unsafe_to_scale_virtually
+
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
+        if unsafe_to_scale_virtually(F, self.scale):  # clipped before the cast and the products
+            F, self.scale = _scaled_rows(F, self.scale), None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
         self.y = labels(y, layout)
         self.s = layout.intercept

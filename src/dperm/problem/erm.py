@@ -34,11 +34,59 @@ _BLOCK_ELEMENTS = 1 << 18
 
 
 def _row_norms(X) -> np.ndarray:
+    """The L2 norm of every row, in float64, finite for every finite row: the squares are
+    summed in float64, and a row whose sum of squares overflows (an entry above about
+    1e154) is measured again scaled by its largest magnitude."""
     if sp.issparse(X):  # squares summed in float64, as for dense rows
         X = sp.csr_matrix(X)
         squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
-        return np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
-    return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+    else:
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    for i in np.flatnonzero(np.isinf(norms)):  # rare: rows far beyond any declared bound
+        top, relative = _scaled_norm(X, i)
+        with np.errstate(over="ignore"):
+            norms[i] = top * relative  # inf only where the norm exceeds float64's range
+    return norms
+
+
+def _scaled_norm(X, i) -> tuple[float, float]:
+    """Row i's norm as ``top * relative``: its largest magnitude and the norm of the row
+    divided by it (in [1, sqrt(d)])."""
+    row = (X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i])).astype(np.float64)
+    top = float(np.max(np.abs(row)))
+    return top, float(np.linalg.norm(row / top))
+
+
+def clip_factors(X, bound: float, norms: np.ndarray, eps: float) -> np.ndarray:
+    """``bound / ||x_i|| (1 - 4 eps)`` for the rows above ``bound``, 1 elsewhere; a row whose
+    norm overflows float64 gets ``(bound / top) / relative`` (:func:`_scaled_norm`)."""
+    over = norms > bound
+    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    for i in np.flatnonzero(np.isinf(norms)):
+        top, relative = _scaled_norm(X, i)
+        scale[i] = bound / top / relative * (1 - 4 * eps)
+    return scale
+
+
+# A row to be clipped whose largest magnitude exceeds this is scaled in the stored data
+# before anything else reads it (a copy of X): its entries would overflow in a float32
+# cast or in products (margins, Hessian blocks) computed before the virtual row factor
+# is applied. Rows clipped from below it are scaled virtually (no copy).
+_SAFE_MAGNITUDE = 2.0**60
+
+
+def unsafe_to_scale_virtually(X, scale) -> bool:
+    """Whether a row to be clipped (``scale < 1``) has an entry above ``_SAFE_MAGNITUDE``."""
+    if scale is None:
+        return False
+    rows = np.flatnonzero(scale < 1.0)
+    if rows.size == 0:
+        return False
+    block = X[rows]
+    values = block.data if sp.issparse(block) else block
+    return bool(values.size) and float(np.max(np.abs(values))) > _SAFE_MAGNITUDE
 
 
 def row_scales(X, bound: float, *, name: str = "X"):
@@ -57,7 +105,7 @@ def row_scales(X, bound: float, *, name: str = "X"):
     # silently; only rows clearly above the declared bound are worth a warning. The
     # factor (1 - 4 eps) keeps the scaled rows at or below the bound after rounding.
     eps = np.finfo(X.dtype).eps
-    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    scale = clip_factors(X, bound, norms, eps)
     clearly = norms > bound * (1.0 + 8 * eps)
     if clearly.any():
         # No count and no norm in the message: both are statistics of the data.
@@ -71,11 +119,17 @@ def row_scales(X, bound: float, *, name: str = "X"):
 
 
 def _scaled_rows(X, scale):
-    """X with row i multiplied by scale[i] (a copy, in X's precision)."""
-    scale = scale.astype(X.dtype)
+    """X with row i multiplied by scale[i] (a copy, in X's precision). Dense rows are
+    multiplied in float64 and rounded once to X's precision (a float32 row of entries
+    near float32's largest value has a factor below float32's normal range)."""
     if sp.issparse(X):
-        return sp.csr_matrix(sp.diags(scale) @ X)
-    return X * scale[:, None]
+        X = sp.csr_matrix(X)
+        data = (X.data.astype(np.float64) * np.repeat(scale, np.diff(X.indptr))).astype(X.dtype)
+        return sp.csr_matrix((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    out = X.copy()
+    rows = np.flatnonzero(scale != 1.0)
+    out[rows] = (X[rows].astype(np.float64) * scale[rows, None]).astype(X.dtype)
+    return out
 
 
 def clip_rows(X, bound: float, *, name: str = "X"):
@@ -223,6 +277,8 @@ class ERMProblem:
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
         self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
+        if unsafe_to_scale_virtually(X, self._row_scale):  # clipped before any cast or product
+            X, self._row_scale = _scaled_rows(X, self._row_scale), None
         self._features = X
         self.y = y
         self.n_samples = X.shape[0]
