@@ -146,6 +146,24 @@ def value_gradient_block(F, y, s=None, *, w, layout: Layout, value: bool) -> np.
     return out
 
 
+def certified_gradient_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
+    """``sum_i s_i phi'(<w, x_i>, y_i) x_i`` over the block in float64, summed over
+    sub-blocks of :func:`~dperm.problem.erm.certificate_rows` rows in sequence (each
+    converted to float64 exactly on its own: no float64 copy of the block), so that each
+    coordinate is a sum of ``certificate_accumulation(rows)`` terms: the in-memory
+    certified gradient's arithmetic on the block. ``layout.compute_dtype`` is float64."""
+    from ..problem.erm import certificate_rows
+
+    rows = F.shape[0]
+    step = certificate_rows(rows, F.shape[1])
+    out = np.zeros((1, F.shape[1] + (1 if layout.intercept else 0)))
+    for start in range(0, rows, step):
+        part = slice(start, min(rows, start + step))
+        b = _Block(F[part], np.asarray(y)[part], layout, None if s is None else np.asarray(s)[part])
+        out[0] += b.rmatvec(b.weigh(layout.loss.derivative(b.matvec(w), b.y)))
+    return out
+
+
 def value_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
     """``sum_i s_i phi(<w, x_i>, y_i)`` over the block, as a 1 x 1 array."""
     b = _Block(F, y, layout, s)

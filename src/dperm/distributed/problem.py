@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,7 +29,7 @@ import scipy.sparse as sp
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem, gradient_rounding_bound
+from ..problem.erm import ERMProblem, certificate_accumulation, gradient_rounding_bound
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -205,12 +206,23 @@ class DaskERMProblem(ERMProblem):
         return value, out[:-1] / self.n_samples + self.regularizer.smooth_gradient(w64)
 
     def certified_gradient(self, w: np.ndarray) -> tuple[np.ndarray, float]:
-        """The gradient and its rounding-error bound (``ERMProblem.certified_gradient``): each
-        block's ``X_b^T u_b`` is a float64 sum of its rows, the blocks' sums a tree sum."""
+        """The gradient and its rounding-error bound (``ERMProblem.certified_gradient``):
+        each block's ``X_b^T u_b`` is summed in float64 over sub-blocks of about
+        sqrt(rows of the block) rows, as in memory (:func:`_chunks.certified_gradient_block`),
+        and the blocks' sums in a tree: every coordinate is a sum of at most
+        :meth:`certificate_accumulation` terms, whatever the chunking."""
         w64 = self._check_point(w)
-        grad = self.astype(np.float64).gradient(w64)
+        out = self._reduce(_chunks.certified_gradient_block, self.n_features, w=w64,
+                           layout=replace(self._layout, compute_dtype=np.dtype(np.float64)))
+        grad = out / self.n_samples + self.regularizer.smooth_gradient(w64)
+        return grad, gradient_rounding_bound(self, w64, grad, self.certificate_accumulation())
+
+    def certificate_accumulation(self) -> int:
+        """The largest block's in-block sum length (:func:`certificate_accumulation` of its
+        rows) plus the number of blocks (the tree sum): a function of the chunking, public."""
         rows = self._features.chunks[0]
-        return grad, gradient_rounding_bound(self, w64, grad, max(rows) + len(rows))
+        k = self._features.shape[1]
+        return max(certificate_accumulation(r, k) for r in set(rows)) + len(rows)
 
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         w64, v64 = self._check_point(w), self._check_point(v)

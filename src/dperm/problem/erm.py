@@ -26,7 +26,7 @@ from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
 from .regularizers import Regularizer, make_regularizer
 
-__all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound"]
+__all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound", "rounding_floor"]
 
 # Elements of one block of rows converted to the compute precision or scaled for a Gram
 # update: 2^18 float64 values, 2 MB, small enough for the cache, large enough for BLAS.
@@ -153,6 +153,29 @@ def _gamma(k: float) -> float:
     return ku / (1.0 - ku) if ku < 0.5 else math.inf
 
 
+def certificate_rows(n: int, k: int) -> int:
+    """Rows per block of a certified gradient over n rows of k stored features: about
+    sqrt(n) (at most 4 sqrt(n), at most a 2 MB float64 block), so that each coordinate
+    is a sum of ``rows + ceil(n / rows)`` terms, about 2 sqrt(n)."""
+    return max(1, math.isqrt(n), min(_BLOCK_ELEMENTS // max(1, k), 4 * math.isqrt(n)))
+
+
+def certificate_accumulation(n: int, k: int) -> int:
+    """The number of terms of each coordinate's float64 sum in a certified gradient of n
+    rows (:meth:`ERMProblem.certified_gradient`): a public function of n and k."""
+    rows = certificate_rows(n, k)
+    return rows + -(-n // rows)
+
+
+def rounding_floor(problem: "ERMProblem", w_norm: float, accumulation: int | None = None) -> float:
+    """:func:`gradient_rounding_bound` at a point of norm ``w_norm`` where the gradient
+    vanishes: the certified rounding error that no solver can get below there. Public
+    when ``w_norm`` is (a bound on the minimizer from declared constants)."""
+    if accumulation is None:
+        accumulation = problem.certificate_accumulation()
+    return _rounding_bound(problem, float(w_norm), 0.0, accumulation)
+
+
 def gradient_rounding_bound(problem: "ERMProblem", w: np.ndarray, grad: np.ndarray, accumulation: int) -> float:
     """A bound on ``||g - grad F(w)||`` for a float64 evaluation g of a margin loss's gradient
     (plus the l2 part of r) in which every coordinate of ``X^T u`` is a sum of at most
@@ -166,16 +189,19 @@ def gradient_rounding_bound(problem: "ERMProblem", w: np.ndarray, grad: np.ndarr
     by n and the regularizer's term a few more roundings of the result. Every quantity
     is a declared constant, n, d or the point w itself: nothing of the data.
     """
+    return _rounding_bound(problem, float(np.linalg.norm(w)), float(np.linalg.norm(grad)), accumulation)
+
+
+def _rounding_bound(problem: "ERMProblem", w_norm: float, grad_norm: float, accumulation: int) -> float:
     R = problem.data_norm
     L_phi = problem.lipschitz / R
     beta_phi = problem.constants.loss_smoothness / (R * R)
     u = _UNIT_ROUNDOFF
-    w_norm = float(np.linalg.norm(w))
     margin = _gamma(problem.n_features + 2) * R * w_norm
     slope = _SLOPE_ULPS * u * L_phi + beta_phi * margin
     loss_part = R * slope + _gamma(accumulation + 2) * R * (L_phi + slope)
     regularizer = problem.regularizer.l2 * w_norm
-    return (1.0 + 4.0 * u) * loss_part + 4.0 * u * (float(np.linalg.norm(grad)) + regularizer)
+    return (1.0 + 4.0 * u) * loss_part + 4.0 * u * (grad_norm + regularizer)
 
 
 @dataclass(frozen=True)
@@ -634,7 +660,7 @@ class ERMProblem:
             raise NotImplementedError("certified gradients are for margin losses (a custom loss's are clipped)")
         w = self._check_point(w)
         n, k = self.n_samples, self._features.shape[1]
-        rows = max(math.isqrt(n), min(_BLOCK_ELEMENTS // max(1, k), 4 * math.isqrt(n)))
+        rows = certificate_rows(n, k)
         total = np.zeros(self.n_features)
         margins = np.empty(n)
         wf = w[:k]
@@ -656,8 +682,13 @@ class ERMProblem:
         margins.flags.writeable = False  # the Hessian at w reads them (no second pass)
         self._margin_cache = ((w.tobytes(), np.dtype(self._compute_dtype).str), margins)
         grad = total / n + self.regularizer.smooth_gradient(w)
-        bound = gradient_rounding_bound(self, w, grad, rows + -(-n // rows))
+        bound = gradient_rounding_bound(self, w, grad, self.certificate_accumulation())
         return grad, bound
+
+    def certificate_accumulation(self) -> int:
+        """Terms per coordinate of :meth:`certified_gradient`'s float64 sums: a function of
+        n and d only (of the block layout too, on Dask data), so public."""
+        return certificate_accumulation(self.n_samples, self._features.shape[1])
 
     # -- optimality ---------------------------------------------------------------
     def prox_step(self, w: np.ndarray, grad: np.ndarray, step: float) -> np.ndarray:
