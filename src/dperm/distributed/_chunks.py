@@ -104,7 +104,7 @@ class _Block:
 
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
-        if unsafe_to_scale_virtually(F, self.scale):  # clipped before the cast and the products
+        if unsafe_to_scale_virtually(self.scale, layout.feature_bound):  # clipped before the cast and the products
             F, self.scale = _scaled_rows(F, self.scale), None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
         self.y = labels(y, layout)

@@ -70,23 +70,17 @@ def clip_factors(X, bound: float, norms: np.ndarray, eps: float) -> np.ndarray:
     return scale
 
 
-# A row to be clipped whose largest magnitude exceeds this is scaled in the stored data
-# before anything else reads it (a copy of X): its entries would overflow in a float32
-# cast or in products (margins, Hessian blocks) computed before the virtual row factor
-# is applied. Rows clipped from below it are scaled virtually (no copy).
+# A row to be clipped whose norm exceeds this is scaled in the stored data before anything
+# else reads it (a copy of X): its entries could overflow in a float32 cast or in products
+# (margins, Hessian blocks) computed before the virtual row factor is applied. Rows clipped
+# from below it are scaled virtually (no copy).
 _SAFE_MAGNITUDE = 2.0**60
 
 
-def unsafe_to_scale_virtually(X, scale) -> bool:
-    """Whether a row to be clipped (``scale < 1``) has an entry above ``_SAFE_MAGNITUDE``."""
-    if scale is None:
-        return False
-    rows = np.flatnonzero(scale < 1.0)
-    if rows.size == 0:
-        return False
-    block = X[rows]
-    values = block.data if sp.issparse(block) else block
-    return bool(values.size) and float(np.max(np.abs(values))) > _SAFE_MAGNITUDE
+def unsafe_to_scale_virtually(scale, bound: float) -> bool:
+    """Whether a row to be clipped has norm above ``_SAFE_MAGNITUDE`` (so possibly an
+    entry above it), read off its clip factor ``bound / norm``: O(n), no look at X."""
+    return scale is not None and bool(float(np.min(scale)) * _SAFE_MAGNITUDE < bound)
 
 
 def row_scales(X, bound: float, *, name: str = "X"):
@@ -303,7 +297,7 @@ class ERMProblem:
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
         self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
-        if unsafe_to_scale_virtually(X, self._row_scale):  # clipped before any cast or product
+        if unsafe_to_scale_virtually(self._row_scale, self.feature_norm):  # clipped before any cast or product
             X, self._row_scale = _scaled_rows(X, self._row_scale), None
         self._features = X
         self.y = y
