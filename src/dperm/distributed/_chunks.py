@@ -16,7 +16,7 @@ Module-level functions only: process-based workers pickle them by reference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -176,9 +176,18 @@ def hessian_vector_block(F, y, s=None, *, w, v, layout: Layout) -> np.ndarray:
     return b.rmatvec(b.weigh(layout.loss.curvature(b.matvec(w), b.y)) * b.matvec(v))[None, :]
 
 
-def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
-    """``sum_i s_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2;
-    the features' part in the compute precision, as :meth:`ERMProblem.hessian` forms it."""
+def hessian_block(F, y, s=None, *, w, layout: Layout, product_dtype=None) -> np.ndarray:
+    """``sum_i s_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2, as
+    :meth:`ERMProblem.hessian` forms it: with ``product_dtype`` (float32 for Newton
+    directions) the dense block's margins in its stored precision (no converted copy) and
+    its products in that precision; a convex loss's block as ``B^T B`` with ``B`` the rows
+    scaled by ``sqrt(phi'')`` (a symmetric rank-k update, half the flops of a general
+    product), a sub-block of rows at a time in one buffer."""
+    from ..problem.erm import _BLOCK_ELEMENTS
+
+    dense = not sp.issparse(F)
+    if product_dtype is not None and dense:
+        layout = replace(layout, compute_dtype=np.dtype(F.dtype))
     b = _Block(F, y, layout, s)
     curv = b.weigh(layout.loss.curvature(b.matvec(w), b.y))
     k, d = b.k, b.d
@@ -189,6 +198,21 @@ def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
     c = curv if b.scale is None else curv * b.scale**2
     if sp.issparse(b.F):
         H[:k, :k] = (b.F.T @ sp.diags(c.astype(b.F.dtype)) @ b.F).toarray()
+    elif bool(np.all(c >= 0)):
+        dtype = np.dtype(b.F.dtype if product_dtype is None else product_dtype)
+        root = np.sqrt(c).astype(dtype)
+        rows = b.F.shape[0]
+        step = max(256, 4 * _BLOCK_ELEMENTS // max(1, k))
+        buffer = np.empty((min(step, rows), k), dtype=dtype)
+        for start in range(0, rows, step):
+            part = b.F[start : start + step]
+            B = buffer[: part.shape[0]]
+            if part.dtype == dtype:
+                np.multiply(part, root[start : start + step, None], out=B)
+            else:
+                B[...] = part
+                B *= root[start : start + step, None]
+            H[:k, :k] += B.T @ B
     else:
         H[:k, :k] = b.F.T @ (b.F * c.astype(b.F.dtype)[:, None])
     return H.reshape(1, -1)

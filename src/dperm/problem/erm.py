@@ -626,8 +626,11 @@ class ERMProblem:
             for start in range(0, self.n_samples, step):
                 F = self._features[start : start + step]
                 B = buffer[: F.shape[0]]
-                B[...] = F  # the block in the product precision (a plain cast, no promotion)
-                B *= weight[start : start + step, None]
+                if F.dtype == block_dtype:  # one pass: the scaled block straight into the buffer
+                    np.multiply(F, weight[start : start + step, None], out=B)
+                else:
+                    B[...] = F  # the block in the product precision (a plain cast, no promotion)
+                    B *= weight[start : start + step, None]
                 H[:k, :k] += B.T @ B
                 if self.intercept_scaling:
                     border += B.T @ root[start : start + step].astype(block_dtype)
