@@ -183,3 +183,23 @@ def test_output_perturbation_raises_a_tiny_tolerance_to_its_certified_floor():
     mu, L, n = problem.strong_convexity, problem.lipschitz, problem.n_samples
     assert fit.event.sensitivity == pytest.approx(2 * L / (n * mu) + 2 * tolerance / mu)
     assert np.all(np.isfinite(fit.coef))
+
+
+@pytest.mark.parametrize("mu", [1e-7, 1e-4, 1e-1])
+@pytest.mark.parametrize("d", [3, 40])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("intercept", [0.0, 0.5])
+def test_the_floor_tolerance_is_reached_on_every_problem(mu, d, dtype, intercept):
+    """At the smallest tolerance the fit may choose (4 times the rounding floor), the
+    solver still certifies it: ill-conditioned (mu = 1e-7), wide, float32, clipped rows and
+    an intercept, separable data (a large minimizer)."""
+    X, y = _data(2500, d, seed=d, dtype=dtype)
+    X[:5] *= 3.0  # some rows clipped onto the bound
+    y_separable = np.where(X[:, 0] > 0, 1.0, -1.0)
+    for labels in (y, y_separable):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem = ERMProblem(X, labels, regularizer=("l2", mu), intercept_scaling=intercept)
+            fit = get("objective_perturbation").fit(problem, PrivacyBudget(8.0, 1e-6), rng=1, tolerance=1e-300)
+        assert np.all(np.isfinite(fit.coef))
+        assert fit.hyperparameters["tolerance"] < 1e-9

@@ -193,7 +193,7 @@ def _certifiable(problem: ERMProblem) -> bool:
 
 
 def output_tolerance(problem: ERMProblem, tolerance: float) -> float:
-    """``max(tolerance, 16 floor)`` with ``floor`` the certified rounding error of the
+    """``max(tolerance, 4 floor)`` with ``floor`` the certified rounding error of the
     gradient at the public bound on the minimizer's norm
     (:func:`~dperm.algorithms.objective_perturbation.certified_tolerance` with no noise):
     n, d, the summation layout and declared constants only."""
