@@ -327,7 +327,8 @@ def estimator_runs(args, cluster) -> list[dict]:
                 t = time.perf_counter()
                 x_path, y_path = write_store(args.store, n, d, args.block, dtype=dtype)
                 base = {"n": n, "d": d, "dtype": dtype, "block_rows": args.block,
-                        "X_GB": round(n * d * np.dtype(dtype).itemsize / 1e9, 2), "write_s": round(time.perf_counter() - t, 1)}
+                        "X_GB": round(n * d * np.dtype(dtype).itemsize / 1e9, 2),
+                        "write_s": round(time.perf_counter() - t, 1)}
                 modes = ["zarr", "persisted"] if "persisted" in args.modes else ["zarr"]
                 for mode in modes:
                     if mode not in args.modes:

@@ -234,7 +234,8 @@ def paired_dtypes(n: int, d: int, repeats: int, threads: int) -> dict:
     with threadpool_limits(threads), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for X in (X64, X32):
-            DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0], random_state=0).fit(X[:2000], y[:2000])
+            DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0],
+                                 random_state=0).fit(X[:2000], y[:2000])
         for r in range(repeats):
             order = (("float64", X64), ("float32", X32)) if r % 2 == 0 else (("float32", X32), ("float64", X64))
             for name, X in order:

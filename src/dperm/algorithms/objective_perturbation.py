@@ -96,7 +96,8 @@ def certified_tolerance(problem: ERMProblem, requested: float | None, strong_con
 
     ``max(requested or default_tolerance(L, n), 4 floor)`` with ``floor`` the certified
     rounding error of the gradient (:func:`dperm.problem.erm.rounding_floor`) at the
-    public bound :func:`minimizer_norm_bound` on the minimizer's norm, for the problem's summation layout (n and d in memory; the row blocks on Dask data).
+    public bound :func:`minimizer_norm_bound` on the minimizer's norm, for the problem's
+    summation layout (n and d in memory; the row blocks on Dask data).
     Every input is public (n, d, the declared bounds, the block sizes, the noise scale),
     so gamma, and the output noise it sizes, are decided before the data are read and
     are the same on neighbouring datasets. Where the floor wins (large n on large

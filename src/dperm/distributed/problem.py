@@ -173,7 +173,8 @@ class DaskERMProblem(ERMProblem):
         # rather than a tree of them, saves a scheduling round per level on every pass.
         blocks = partials.numblocks[0]
         split = max(2, min(blocks, 64))
-        combined = partials.max(axis=0, split_every=split) if reduce == "max" else partials.sum(axis=0, split_every=split)
+        combined = (partials.max(axis=0, split_every=split) if reduce == "max"
+                    else partials.sum(axis=0, split_every=split))
         return np.asarray(combined.compute(), dtype=np.float64)
 
     @property
