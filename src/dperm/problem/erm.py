@@ -41,9 +41,17 @@ def _row_norms(X) -> np.ndarray:
         X = sp.csr_matrix(X)
         squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
         norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
-    else:
+    elif X.dtype == np.float64:
         with np.errstate(over="ignore"):
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    else:  # converted a block at a time (exact), faster than einsum's buffered casting
+        squares = np.empty(X.shape[0])
+        step = max(1, _BLOCK_ELEMENTS // max(1, X.shape[1]))
+        with np.errstate(over="ignore"):
+            for start in range(0, X.shape[0], step):
+                block = np.asarray(X[start : start + step], dtype=np.float64)
+                squares[start : start + step] = np.einsum("ij,ij->i", block, block)
+        norms = np.sqrt(squares)
     for i in np.flatnonzero(np.isinf(norms)):  # rare: rows far beyond any declared bound
         top, relative = _scaled_norm(X, i)
         with np.errstate(over="ignore"):
