@@ -23,8 +23,9 @@ with ``b`` Gaussian (delta > 0) or L2-Laplace (delta = 0) of replace-one sensiti
   ``eps_jacobian = ln(1 + beta_loss / (Lambda + n mu))``.
 
 The exact minimizer of J is then (eps_jacobian + eps_noise, delta_1)-DP. The solver
-stops at ``||grad J(w~)|| <= gamma`` (public; the exact norm, certified by a float64
-evaluation with an explicit rounding-error bound), so ``||w~ - w_J|| <= gamma / (mu + Lambda/n)``;
+stops at ``||grad J(w~)|| <= gamma`` (public, chosen from public inputs so that float64
+can certify it on any data and chunking: :func:`certified_tolerance`; the exact norm,
+certified by a float64 evaluation with an explicit rounding-error bound), so ``||w~ - w_J|| <= gamma / (mu + Lambda/n)``;
 releasing ``w~ + N`` with N calibrated to sensitivity ``2 gamma / (mu + Lambda/n)`` with
 (eps_2, delta_2) gives (eps_1 + eps_2, delta_1 + delta_2)-DP (Iyengar et al. 2019,
 Theorem 1).
@@ -415,7 +416,12 @@ def objective_perturbation(
         Public bound gamma on the exact ``||grad J||`` at the released point; default
         :func:`default_tolerance`, ``L max(1e-4 / n, 64 u sqrt(n))`` (u = 2^-53). The solver
         certifies it in float64 arithmetic with an explicit rounding-error bound
-        (:meth:`ERMProblem.certified_gradient`), whatever the data's precision.
+        (:meth:`ERMProblem.certified_gradient`), whatever the data's precision. gamma is
+        raised, before the data are read, to 4 times the certificate's rounding floor
+        for the problem's summation layout (:func:`certified_tolerance`: n, d, the Dask
+        block sizes, declared bounds, the noise scale) where it is below it, with a warning
+        when a requested value is raised; the output perturbation is calibrated to the
+        gamma used (``hyperparameters["tolerance"]``), so every well-posed fit releases.
     diagnostics : bool, default False
         Fill ``PrivateFit.diagnostics`` with the solver's iteration count (NOT private).
 

@@ -122,6 +122,10 @@ def output_perturbation(
         Generator: NumPy's floating-point noise, reproducible, for experiments only.
     tolerance : float, optional
         Public residual target; default ``1e-3 L / n`` (adds 0.1% to the sensitivity).
+        For an unconstrained smooth margin loss it is raised, before the data are read, to
+        4 times the rounding floor of the certified gradient at the public bound on the
+        minimizer (:func:`output_tolerance`; warns when a requested value is raised), and
+        the residual is certified with that gradient and its rounding bound.
     diagnostics : bool, default False
         Fill ``PrivateFit.diagnostics`` with the non-private solver's iteration count
         (NOT private: for debugging only).
