@@ -122,12 +122,19 @@ def test_dask_certificate_sums_are_short_whatever_the_block_size():
 
 
 @pytest.mark.parametrize("layout", ["memory", "dask"])
-def test_the_tolerance_does_not_depend_on_the_data(layout):
-    """Neighbouring datasets (one row replaced by an extreme one), and an unrelated
-    dataset of the same shape, get the same tolerance and the same event."""
+@pytest.mark.parametrize("algorithm, tolerance", [("objective_perturbation", None),
+                                                  ("objective_perturbation", 1e-16),
+                                                  ("output_perturbation", 1e-17)])
+def test_the_tolerance_does_not_depend_on_the_data(layout, algorithm, tolerance):
+    """Replace-one neighbours (row 0 replaced by a far-away row, clipped onto the bound),
+    and an unrelated dataset of the same shape, release the same fields besides the noisy
+    coefficients (tests/test_release.py's check): the same tolerance, event, budget and
+    info, and the same warnings, word for word."""
+    from test_release import released
+
     X, y = _data(2000, 4, seed=1)
     X2, y2 = X.copy(), y.copy()
-    X2[0], y2[0] = np.array([1.0, 0.0, 0.0, 0.0]) * 50.0, -y[0]  # clipped onto the bound
+    X2[0], y2[0] = np.array([1.0, 0.0, 0.0, 0.0]) * 50.0, -y[0]
     X3, y3 = _data(2000, 4, seed=2)
 
     def build(X, y):
@@ -138,17 +145,18 @@ def test_the_tolerance_does_not_depend_on_the_data(layout):
 
         return DaskERMProblem(da.from_array(X, chunks=(250, 4)), y, regularizer=("l2", 1e-4))
 
-    fits = []
+    outcomes = []
     for data in ((X, y), (X2, y2), (X3, y3)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for tolerance in (None, 1e-16):
-                fits.append((tolerance, _objective_fit(build(*data), tolerance=tolerance)[0]))
-    for tolerance in (None, 1e-16):
-        chosen = [f for t, f in fits if t == tolerance]
-        assert len({f.hyperparameters["tolerance"] for f in chosen}) == 1
-        assert len({repr(f.event) for f in chosen}) == 1
-        assert len({(f.privacy_spent.epsilon, f.privacy_spent.delta) for f in chosen}) == 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            problem = build(*data)
+            fit = get(algorithm).fit(problem, BUDGET, rng=0, tolerance=tolerance)
+        messages = sorted(str(w.message) for w in caught if "certify" in str(w.message))
+        outcomes.append((released(fit), messages))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    if tolerance is not None:
+        assert outcomes[0][1], "a raised tolerance warns"
+        assert outcomes[0][0]["hyperparameters"]["tolerance"] > tolerance
 
 
 def test_certified_tolerance_is_above_the_rounding_floor_at_the_public_minimizer_bound():
