@@ -9,6 +9,19 @@ Parquet).
     python benchmarks/bench_dask.py --n 2e7                  # the 8 GB float32 case (d = 100)
     python benchmarks/bench_dask.py --n 4e6 --compare-numpy  # + NumPy vs Dask gradient pass
     python benchmarks/bench_dask.py --n 4e6 --formats zarr parquet --compare-numpy --cleanup
+    python benchmarks/bench_dask.py --estimator --n 1e6 4e6 --dims 20 100 --memory-limit 1GiB --in-memory
+
+``--estimator`` (issue 26): the default ``DPLogisticRegression(epsilon=1, classes=[-1, 1],
+random_state=0)`` (objective perturbation, its certified tolerance, auto alpha, intercept)
+at every n, d (``--dims``) and dtype (``--dtypes``: float32 and float64 Zarr stores of the
+same values), from Zarr (``da.from_zarr``) and on blocks persisted in the workers'
+memory (``--modes``; skipped where they would take more than 40% of a worker's memory
+limit), each on a fresh cluster warmed by one small fit, and with ``--in-memory`` the
+same fit on the NumPy array read from the store (one BLAS thread). Reports seconds of
+the fit, passes over the data (client-side count: map-reduces other than the checking
+pass on Dask; calls of the ERMProblem methods that read X in memory), rows per second
+per pass, held-out accuracy (20 000 rows of the same generator), the certified
+tolerance, and each worker's peak RSS.
 
 Setting. X is n x d float32 (default d = 100), rows of L2 norm uniform in (0, 1] in
 random directions, labels ``sign(<w*, x> + noise)``; written once, block by block (so
@@ -72,12 +85,14 @@ def _blocks(n: int, d: int, block: int, seed: int = 0):
         yield start, X.astype(np.float32) * np.float32(0.999), y  # rows within norm 1 after rounding
 
 
-def write_store(path: str, n: int, d: int, block: int, seed: int = 0) -> tuple[str, str]:
-    """X (float32) and y (float64) as uncompressed Zarr arrays, written block by block."""
+def write_store(path: str, n: int, d: int, block: int, seed: int = 0, dtype: str = "float32") -> tuple[str, str]:
+    """X (float32, or float64 with ``dtype``: the same values) and y (float64) as
+    uncompressed Zarr arrays, written block by block."""
     import zarr
 
-    x_path, y_path = os.path.join(path, f"X_{n}_{d}_{block}.zarr"), os.path.join(path, f"y_{n}_{block}.zarr")
-    done = os.path.join(path, f".done_{n}_{d}_{block}")
+    tag = "" if dtype == "float32" else "_f8"
+    x_path, y_path = os.path.join(path, f"X_{n}_{d}_{block}{tag}.zarr"), os.path.join(path, f"y_{n}_{block}.zarr")
+    done = os.path.join(path, f".done_{n}_{d}_{block}{tag}")
     if os.path.exists(done):
         return x_path, y_path
     os.makedirs(path, exist_ok=True)
@@ -88,10 +103,10 @@ def write_store(path: str, n: int, d: int, block: int, seed: int = 0) -> tuple[s
                                      overwrite=True)
         return zarr.open_array(p, mode="w", shape=shape, chunks=chunks, dtype=dtype, compressor=None)
 
-    zX = create(x_path, (n, d), (block, d), "f4")
+    zX = create(x_path, (n, d), (block, d), "f4" if dtype == "float32" else "f8")
     zy = create(y_path, (n,), (block,), "f8")
     for start, X, y in _blocks(n, d, block, seed):
-        zX[start:start + len(y)] = X
+        zX[start:start + len(y)] = X.astype(dtype)
         zy[start:start + len(y)] = y
     open(done, "w").close()
     return x_path, y_path
@@ -218,6 +233,156 @@ def compare_numpy(client, stores: dict, repeats: int) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) and not k.startswith("max") else v) for k, v in out.items()}
 
 
+def test_rows(d: int, m: int = 20_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """m held-out rows of the generator of :func:`_blocks` (same w*, a block index no
+    stored dataset reaches)."""
+    w_star = np.random.default_rng(seed).normal(size=d)
+    w_star *= 4.0 / np.linalg.norm(w_star)
+    rng = np.random.default_rng([seed, 10**9])
+    X = rng.normal(size=(m, d))
+    X *= (rng.uniform(0.0, 1.0, size=m) / np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X @ w_star + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+    return X.astype(np.float32) * np.float32(0.999), y
+
+
+_DATA_METHODS = ("gradient", "certified_gradient", "hessian", "value_and_gradient", "hessian_vector", "loss_value",
+                 "loss_gradient")
+
+
+class PassCounter:
+    """Counts the passes over the data of one fit, on the client: for NumPy data, calls of
+    the ERMProblem methods that read X (each one pass; a Newton step's Hessian reuses the
+    margins of its gradient); for Dask data, map-reduces over the blocks other than the
+    checking pass (each reads every block once)."""
+
+    def __init__(self):
+        self.count = 0
+        self._saved = []
+
+    def __enter__(self):
+        from dperm.distributed.problem import DaskERMProblem
+        from dperm.problem.erm import ERMProblem
+
+        depth = [0]
+
+        def counted(f):
+            def method(problem, *args, **kwargs):
+                if depth[0] == 0 and not isinstance(problem, DaskERMProblem):
+                    self.count += 1  # outermost calls only (gradient calls loss_gradient)
+                depth[0] += 1
+                try:
+                    return f(problem, *args, **kwargs)
+                finally:
+                    depth[0] -= 1
+            return method
+
+        for name in _DATA_METHODS:
+            self._saved.append((ERMProblem, name, getattr(ERMProblem, name)))
+            setattr(ERMProblem, name, counted(getattr(ERMProblem, name)))
+        reduce = DaskERMProblem._reduce
+
+        def counted_reduce(problem, kernel, *args, **kwargs):
+            if kernel.__name__ != "check_block":
+                self.count += 1
+            return reduce(problem, kernel, *args, **kwargs)
+
+        self._saved.append((DaskERMProblem, "_reduce", reduce))
+        DaskERMProblem._reduce = counted_reduce
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, f in reversed(self._saved):
+            setattr(owner, name, f)
+
+
+def _fit_default(X, y, X_test, y_test) -> dict:
+    """``DPLogisticRegression(epsilon=1, classes=[-1, 1], random_state=0).fit(X, y)``:
+    seconds, passes over the data, held-out accuracy, the tolerance it certified."""
+    from dperm import DPLogisticRegression
+
+    with warnings.catch_warnings(), PassCounter() as counter:
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        model = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=0).fit(X, y)
+        seconds = time.perf_counter() - t
+    return {"fit_s": round(seconds, 2), "passes": counter.count,
+            "accuracy": round(float(np.mean(model.predict(X_test) == y_test)), 4),
+            "tolerance": model.fits_[0].hyperparameters.get("tolerance") if hasattr(model, "fits_") else None,
+            "solver": getattr(model, "solver_", None)}
+
+
+def estimator_runs(args, cluster) -> list[dict]:
+    """The default estimator at every (n, d, dtype): from Zarr on a fresh cluster, on
+    blocks persisted in the workers (where they take at most 40% of a worker's memory
+    limit), and in the client's memory (one BLAS thread; with ``--in-memory``)."""
+    import dask.array as da
+    from dask.distributed import Client, wait
+    from threadpoolctl import threadpool_limits
+
+    rows = []
+    for n in (int(v) for v in args.n):
+        for d in args.dims:
+            X_test, y_test = test_rows(d)
+            for dtype in args.dtypes:
+                t = time.perf_counter()
+                x_path, y_path = write_store(args.store, n, d, args.block, dtype=dtype)
+                base = {"n": n, "d": d, "dtype": dtype, "block_rows": args.block,
+                        "X_GB": round(n * d * np.dtype(dtype).itemsize / 1e9, 2),
+                        "write_s": round(time.perf_counter() - t, 1)}
+                modes = ["zarr", "persisted"] if "persisted" in args.modes else ["zarr"]
+                for mode in modes:
+                    if mode not in args.modes:
+                        continue
+                    per_worker = n * d * np.dtype(dtype).itemsize / args.workers
+                    if mode == "persisted" and per_worker > 0.4 * _bytes(args.memory_limit):
+                        continue
+                    with cluster() as c, Client(c) as client:
+                        client.run(_warm_up)
+                        _warm_up_workers(X_test, y_test)
+                        X, y = da.from_zarr(x_path), da.from_zarr(y_path)
+                        if mode == "persisted":
+                            X, y = client.persist([X, y])
+                            wait([X, y])
+                        row = dict(base, mode=mode)
+                        row.update(_fit_default(X, y, X_test, y_test))
+                        row["rows_per_s_per_pass"] = round(n * row["passes"] / row["fit_s"])
+                        row["worker_peak_rss_MB"] = sorted(round(v) for v in client.run(_peak_rss_mb).values())
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                if args.in_memory:
+                    import zarr
+
+                    X_np = zarr.open_array(x_path, mode="r")[:]
+                    y_np = zarr.open_array(y_path, mode="r")[:]
+                    with threadpool_limits(1):
+                        row = dict(base, mode="numpy")
+                        row.update(_fit_default(X_np, y_np, X_test, y_test))
+                    del X_np, y_np
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+    return rows
+
+
+def _warm_up_workers(X_test, y_test) -> None:
+    """The default fit once on the cluster on the held-out rows (two blocks): the workers
+    load every kernel and import its modules outside the timings."""
+    import dask.array as da
+
+    from dperm import DPLogisticRegression
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        half = len(y_test) // 2
+        DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=0).fit(
+            da.from_array(X_test, chunks=(half, X_test.shape[1])), da.from_array(y_test, chunks=half))
+
+
+def _bytes(limit: str) -> float:
+    from dask.utils import parse_bytes
+
+    return float(parse_bytes(limit))
+
+
 def _warm_up() -> None:
     import dperm.distributed._chunks  # noqa: F401
 
@@ -257,6 +422,12 @@ def main(argv=None):
     parser.add_argument("--compare-numpy", action="store_true")
     parser.add_argument("--formats", nargs="+", choices=("zarr", "parquet"), default=["zarr"])
     parser.add_argument("--cleanup", action="store_true", help="delete the data this run wrote, at the end")
+    parser.add_argument("--estimator", action="store_true",
+                        help="the default estimator (DPLogisticRegression) instead of gd_output_perturbation")
+    parser.add_argument("--dims", type=int, nargs="+", default=[20, 100], help="d values of --estimator")
+    parser.add_argument("--dtypes", nargs="+", choices=("float32", "float64"), default=["float32", "float64"])
+    parser.add_argument("--modes", nargs="+", choices=("zarr", "persisted"), default=["zarr", "persisted"])
+    parser.add_argument("--in-memory", action="store_true", help="--estimator: also the same fit on NumPy data")
     args = parser.parse_args(argv)
 
     from dask.distributed import Client, LocalCluster
@@ -266,6 +437,8 @@ def main(argv=None):
                             memory_limit=args.memory_limit, dashboard_address=":0")
 
     _warm_up_client()
+    if args.estimator:
+        return estimator_runs(args, cluster)
     rows, written = [], []
     for n in (int(v) for v in args.n):
         stores = {}

@@ -10,7 +10,12 @@ Sparse rows of issue 14 (CSR, n = 1e6, d = 1e4, 10 non-zeros a row; dp_sgd and d
     python benchmarks/bench_scale.py --n 1e6 --d 10000 --formats csr --nnz 10 \
         --methods dp_sgd dp_svrg sklearn_lbfgs --timeout 900
 
-(``--preset sparse`` runs exactly these). Every (method, format, n, d) runs in a fresh subprocess of its own, so its figures are
+(``--preset sparse`` runs exactly these). float32 against float64 on the same values (one
+process, warm, interleaved; the ratio of issue 26)::
+
+    python benchmarks/bench_scale.py --paired-dtypes --n 1e6 4e6 --d 20 100 --repeats 4
+
+ Every (method, format, n, d) runs in a fresh subprocess of its own, so its figures are
 not disturbed by the runs before it:
 
 * ``seconds``: wall time of ``fit`` alone (the data are generated before the clock starts;
@@ -210,6 +215,42 @@ def summarize(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def paired_dtypes(n: int, d: int, repeats: int, threads: int) -> dict:
+    """float32 against float64 on the same values: X64 from the generator, X32 its cast (no
+    other copy), both fitted by the default estimator in this one process, warm (a fit on
+    2 000 rows of each first), interleaved (ABBA...) so both see the same load; min and
+    median seconds and their ratios."""
+    import statistics
+    import warnings
+
+    from threadpoolctl import threadpool_limits
+
+    import numpy as np
+    from dperm import DPLogisticRegression
+
+    X64, y = _make_data(n, d, "dense64", 0, 0)
+    X32 = X64.astype(np.float32)
+    times = {"float64": [], "float32": []}
+    with threadpool_limits(threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for X in (X64, X32):
+            DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0],
+                                 random_state=0).fit(X[:2000], y[:2000])
+        for r in range(repeats):
+            order = (("float64", X64), ("float32", X32)) if r % 2 == 0 else (("float32", X32), ("float64", X64))
+            for name, X in order:
+                t = time.perf_counter()
+                DPLogisticRegression(epsilon=EPSILON, delta=DELTA, classes=[0.0, 1.0], random_state=0).fit(X, y)
+                times[name].append(time.perf_counter() - t)
+    out = {"n": n, "d": d, "repeats": repeats}
+    for name, values in times.items():
+        out[f"{name}_min_s"] = round(min(values), 3)
+        out[f"{name}_median_s"] = round(statistics.median(values), 3)
+    out["ratio_min"] = round(out["float32_min_s"] / out["float64_min_s"], 3)
+    out["ratio_median"] = round(out["float32_median_s"] / out["float64_median_s"], 3)
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -230,7 +271,17 @@ def main(argv=None):
     parser.add_argument("--preset", choices=["sparse"],
                         help="sparse: CSR n = 1e6, d = 1e4, 10 non-zeros a row, dp_sgd, dp_svrg and scikit-learn "
                              "(replaces --n, --d, --formats, --nnz and --methods)")
+    parser.add_argument("--paired-dtypes", action="store_true",
+                        help="the default estimator on float64 data and on their float32 cast, in one process, "
+                             "interleaved --repeats times (float32 / float64 time ratio; the dperm of --src)")
     args = parser.parse_args(argv)
+    if args.paired_dtypes:
+        sys.path.insert(0, args.src[0].split("=", 1)[-1])
+        os.environ.setdefault("DPERM_WARMUP", "0")
+        for n in (int(v) for v in args.n):
+            for d in args.d:
+                print(json.dumps(paired_dtypes(n, d, max(2, args.repeats), args.threads)), flush=True)
+        return
     if args.preset == "sparse":
         args.n, args.d, args.formats, args.nnz = [1e6], [10_000], ["csr"], 10
         args.methods = ["dp_sgd", "dp_svrg", "sklearn_lbfgs"]

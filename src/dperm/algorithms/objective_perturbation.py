@@ -23,8 +23,9 @@ with ``b`` Gaussian (delta > 0) or L2-Laplace (delta = 0) of replace-one sensiti
   ``eps_jacobian = ln(1 + beta_loss / (Lambda + n mu))``.
 
 The exact minimizer of J is then (eps_jacobian + eps_noise, delta_1)-DP. The solver
-stops at ``||grad J(w~)|| <= gamma`` (public; the exact norm, certified by a float64
-evaluation with an explicit rounding-error bound), so ``||w~ - w_J|| <= gamma / (mu + Lambda/n)``;
+stops at ``||grad J(w~)|| <= gamma`` (public, chosen from public inputs so that float64
+can certify it on any data and chunking: :func:`certified_tolerance`; the exact norm,
+certified by a float64 evaluation with an explicit rounding-error bound), so ``||w~ - w_J|| <= gamma / (mu + Lambda/n)``;
 releasing ``w~ + N`` with N calibrated to sensitivity ``2 gamma / (mu + Lambda/n)`` with
 (eps_2, delta_2) gives (eps_1 + eps_2, delta_1 + delta_2)-DP (Iyengar et al. 2019,
 Theorem 1).
@@ -33,6 +34,7 @@ Theorem 1).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import optimize
@@ -49,7 +51,15 @@ from ._common import start
 from .auto import strongly_convex_smooth
 from .registry import AutoRule, register
 
-__all__ = ["objective_perturbation", "objective_perturbation_lambda", "default_tolerance"]
+__all__ = ["objective_perturbation", "objective_perturbation_lambda", "default_tolerance", "certified_tolerance",
+           "noise_norm_bound", "minimizer_norm_bound"]
+
+# The certified tolerance is at least this many times the certificate's rounding floor at
+# the public bound on ||w||, so the floor is at most gamma / 4 wherever ||w|| is within the
+# bound: near the minimizer the computed ||grad J|| is at most that floor plus the exact
+# norm (which Newton drives to 0), below the solver's target gamma / 2; and the certificate,
+# the computed norm plus its rounding bound, is then at most 3 gamma / 4.
+CERTIFICATE_MARGIN = 4.0
 
 
 def default_tolerance(lipschitz: float, n: int) -> float:
@@ -65,6 +75,77 @@ def default_tolerance(lipschitz: float, n: int) -> float:
     (it is the larger term above n of about 5e6). Both are public: n and the declared L.
     """
     return float(lipschitz) * max(1e-4 / n, 64.0 * 2.0**-53 * math.sqrt(n))
+
+
+def noise_norm_bound(noise: str, scale: float, d: int) -> float:
+    """A public bound on ``||b||`` for the noise of b (``scale``: a Gaussian's standard
+    deviation, or the scale of an L2-Laplace / iid Laplace vector), exceeded with
+    probability below e^-40: ``scale (sqrt(d) + 10)`` for Gaussian noise (Gaussian
+    concentration of the norm, a 1-Lipschitz function), ``scale (d + 10 sqrt(d) + 50)``
+    for the Laplace kinds (the norm is at most a Gamma(d, scale) variable). It only
+    sizes the certified tolerance (:func:`certified_tolerance`); no privacy claim rests
+    on it."""
+    if noise == "gaussian":
+        return float(scale) * (math.sqrt(d) + 10.0)
+    return float(scale) * (d + 10.0 * math.sqrt(d) + 50.0)
+
+
+def certified_tolerance(problem: ERMProblem, requested: float | None, strong_convexity: float,
+                        noise_norm: float = 0.0) -> float:
+    """The public tolerance gamma on ``||grad J||`` at the released point, reachable in
+    float64 arithmetic on any data of the problem's shape and layout.
+
+    ``max(requested or default_tolerance(L, n), 4 floor)`` with ``floor`` the certified
+    rounding error of the gradient (:func:`dperm.problem.erm.rounding_floor`) at the
+    public bound :func:`minimizer_norm_bound` on the minimizer's norm, for the problem's
+    summation layout (n and d in memory; the row blocks on Dask data).
+    Every input is public (n, d, the declared bounds, the block sizes, the noise scale),
+    so gamma, and the output noise it sizes, are decided before the data are read and
+    are the same on neighbouring datasets. Where the floor wins (large n on large
+    blocks, or a requested tolerance below float64's reach), the looser tolerance is
+    paid for in the output perturbation, whose event is calibrated to it.
+    """
+    n, L = problem.n_samples, problem.lipschitz
+    gamma = default_tolerance(L, n) if requested is None else float(requested)
+    if not (math.isfinite(gamma) and gamma > 0):
+        raise ValueError(f"tolerance must be a finite number > 0, got {requested}")
+    if getattr(problem, "_custom", False):
+        return gamma
+    from ..problem.erm import rounding_floor
+
+    w_bound = minimizer_norm_bound(problem, strong_convexity, noise_norm)
+    floor = CERTIFICATE_MARGIN * rounding_floor(problem, w_bound)
+    if not math.isfinite(floor):
+        raise ValueError("no finite tolerance can be certified for this problem: its regularized objective has "
+                         "no public bound on the minimizer (add an l2 regularizer)")
+    return max(gamma, floor)
+
+
+def minimizer_norm_bound(problem: ERMProblem, strong_convexity: float, noise_norm: float) -> float:
+    """A public bound on ``||w||`` for the minimizer of ``J(w) = loss part + (m/2)||w||^2 +
+    <b, w>/n`` with ``m = strong_convexity`` and ``||b|| <= noise_norm``, for a margin loss
+    with ``phi >= 0`` (every built-in convex margin loss) and weights in [0, 1].
+
+    The smaller of two: ``(L + ||b||/n) / m`` (the gradient at the minimizer vanishes, the
+    loss gradient's norm is at most L), and the root of ``(m/2) r^2 - (||b||/n) r = phi0``
+    with ``phi0 = sup_|y| phi(0, y)`` (J at the minimizer is at most J(0) = the mean loss
+    at 0 <= phi0, and at least ``(m/2) r^2 - ||b|| r / n``): about ``sqrt(2 phi0 / m)``,
+    far below ``L / m`` when m is small. Declared constants and the noise's public scale
+    only."""
+    if not strong_convexity > 0:
+        return math.inf
+    n, L, m = problem.n_samples, problem.lipschitz, strong_convexity
+    shift = noise_norm / n
+    bound = (L + shift) / m
+    loss = problem.loss
+    try:
+        labels = [-1.0, 1.0] if loss.binary else [-problem.label_bound, problem.label_bound, 0.0]
+        phi0 = float(np.max(loss.value(np.zeros(len(labels)), np.array(labels))))
+    except Exception:  # a loss without a closed-form value at 0: the gradient bound alone
+        return bound
+    if math.isfinite(phi0) and phi0 >= 0:
+        bound = min(bound, (shift + math.sqrt(shift * shift + 2.0 * m * phi0)) / m)
+    return bound
 
 
 def objective_perturbation_lambda(jacobian_epsilon: float, loss_smoothness: float, n: int, mu: float) -> float:
@@ -335,7 +416,12 @@ def objective_perturbation(
         Public bound gamma on the exact ``||grad J||`` at the released point; default
         :func:`default_tolerance`, ``L max(1e-4 / n, 64 u sqrt(n))`` (u = 2^-53). The solver
         certifies it in float64 arithmetic with an explicit rounding-error bound
-        (:meth:`ERMProblem.certified_gradient`), whatever the data's precision.
+        (:meth:`ERMProblem.certified_gradient`), whatever the data's precision. gamma is
+        raised, before the data are read, to 4 times the certificate's rounding floor
+        for the problem's summation layout (:func:`certified_tolerance`: n, d, the Dask
+        block sizes, declared bounds, the noise scale) where it is below it, with a warning
+        when a requested value is raised; the output perturbation is calibrated to the
+        gamma used (``hyperparameters["tolerance"]``), so every well-posed fit releases.
     diagnostics : bool, default False
         Fill ``PrivateFit.diagnostics`` with the solver's iteration count (NOT private).
 
@@ -353,14 +439,13 @@ def objective_perturbation(
             raise ValueError(f"{name} must be in (0, 1), got {share}")
     n, d, L = problem.n_samples, problem.n_features, problem.lipschitz
     mu, beta_loss = problem.strong_convexity, problem.constants.loss_smoothness
-    gamma = default_tolerance(L, n) if tolerance is None else float(tolerance)
-    if not (math.isfinite(gamma) and gamma > 0):
+    if tolerance is not None and not (math.isfinite(float(tolerance)) and float(tolerance) > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
 
     objective_budget, output_budget = budget.scale(1.0 - output_share), budget.scale(output_share)
     if secure and budget.is_pure:
-        return _secure_pure(problem, budget, objective_budget, output_budget, jacobian_share, output_share, gamma,
-                            diagnostics)
+        return _secure_pure(problem, budget, objective_budget, output_budget, jacobian_share, output_share,
+                            tolerance, diagnostics)
     if secure:
         coupling = _secure_coupling_event(budget, d)
         objective_budget = PrivacyBudget(objective_budget.epsilon,
@@ -373,6 +458,7 @@ def objective_perturbation(
     # Both releases are calibrated, and their composition charged, before the data is read.
     objective_part = calibrate(lambda x: ObjectivePerturbationRelease(
         noise_kind, x, 2.0 * L, eps_jacobian, objective_budget.delta), objective_budget)
+    gamma = _public_tolerance(problem, tolerance, strong_convexity_J, noise_kind, objective_part.event.scale)
     if secure:
         # b = g K exactly (see _secure_coupling_event): continuous noise plus a perturbation
         # rho, ||rho|| <= R, which moves the minimizer of J by at most R / (n mu_J)
@@ -390,11 +476,7 @@ def objective_perturbation(
         charge(event, "objective_perturbation")
         b = sample_release(rng, _as_release(objective_part.event), d)
     w, residual, iterations = _solve_perturbed(problem, ridge_sum / n, b / n, gamma)
-    if not residual <= gamma:
-        raise RuntimeError(
-            f"the solver did not reach the tolerance {gamma:.3g}; nothing was released. "
-            "Raise `tolerance` (it enters the output noise)."
-        )
+    _check_certificate(residual, gamma)
     w_priv = release(rng, w, output_part.event)  # secure or seeded, as the event says
     return PrivateFit(
         coef=w_priv,
@@ -407,8 +489,35 @@ def objective_perturbation(
     )
 
 
+def _public_tolerance(problem: ERMProblem, requested, strong_convexity_J: float, noise: str, scale: float) -> float:
+    """:func:`certified_tolerance` for the noise actually drawn; warns (public numbers only)
+    where a requested tolerance is below float64's certified reach and was raised."""
+    gamma = certified_tolerance(problem, requested, strong_convexity_J,
+                                noise_norm_bound(noise, scale, problem.n_features))
+    if requested is not None and gamma > float(requested):
+        warnings.warn(
+            f"tolerance={float(requested):.3g} is below what float64 arithmetic can certify for n="
+            f"{problem.n_samples} rows in this summation layout; the fit uses {gamma:.3g} instead "
+            "(its output perturbation is calibrated to it)", UserWarning, stacklevel=4)
+    return gamma
+
+
+def _check_certificate(residual: float, gamma: float) -> None:
+    """The AMP guarantee needs ``||grad J|| <= gamma`` at the released point. gamma is at
+    least 4 times the certificate's rounding floor (:func:`certified_tolerance`), where
+    Newton's method with backtracking on ``||grad J||`` (J strongly convex, its gradient
+    norm's level sets bounded) always gets; the chain of :func:`_solve_perturbed` ends
+    there. Not meeting it would be a defect of the solver, never a property of the data:
+    it is reported as an internal error rather than released."""
+    if not residual <= gamma:
+        raise RuntimeError(
+            f"internal error: the solver did not reach the tolerance {gamma:.3g} (at least 4 times float64's certified "
+            "rounding floor for this problem); nothing was released. Please report it."
+        )
+
+
 def _secure_pure(problem: ERMProblem, budget: PrivacyBudget, objective_budget: PrivacyBudget,
-                 output_budget: PrivacyBudget, jacobian_share: float, output_share: float, gamma: float,
+                 output_budget: PrivacyBudget, jacobian_share: float, output_share: float, tolerance,
                  diagnostics: bool) -> PrivateFit:
     """Objective perturbation with delta = 0 on the secure path: exactly epsilon-DP, no slack.
 
@@ -436,6 +545,7 @@ def _secure_pure(problem: ERMProblem, budget: PrivacyBudget, objective_budget: P
     calibrated = calibrate(lambda x: ObjectivePerturbationRelease("laplace", x, l1_shift, eps_jacobian, 0.0),
                            objective_budget)
     noise = floor_laplace_parameters(calibrated.event.scale, d)  # its scale g t >= the calibrated one
+    gamma = _public_tolerance(problem, tolerance, strong_convexity_J, "laplace", noise.scale)
     objective_event = ObjectivePerturbationRelease("laplace", noise.scale, l1_shift, eps_jacobian, 0.0)
     output_part = vector_mechanism(output_budget, 2.0 * (gamma + noise.perturbation / n) / strong_convexity_J,
                                    charge_now=False, secure=True, dim=d)
@@ -443,11 +553,7 @@ def _secure_pure(problem: ERMProblem, budget: PrivacyBudget, objective_budget: P
     charge(event, "objective_perturbation")  # before the data is read
     b = floor_laplace_noise(noise.scale, d)
     w, residual, iterations = _solve_perturbed(problem, ridge_sum / n, b / n, gamma)
-    if not residual <= gamma:
-        raise RuntimeError(
-            f"the solver did not reach the tolerance {gamma:.3g}; nothing was released. "
-            "Raise `tolerance` (it enters the output noise)."
-        )
+    _check_certificate(residual, gamma)
     return PrivateFit(
         coef=release(None, w, output_part.event),
         privacy_spent=PrivacyBudget(certified_epsilon(event, 0.0), 0.0),

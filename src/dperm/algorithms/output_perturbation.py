@@ -9,6 +9,7 @@ actually released.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,6 +122,10 @@ def output_perturbation(
         Generator: NumPy's floating-point noise, reproducible, for experiments only.
     tolerance : float, optional
         Public residual target; default ``1e-3 L / n`` (adds 0.1% to the sensitivity).
+        For an unconstrained smooth margin loss it is raised, before the data are read, to
+        4 times the rounding floor of the certified gradient at the public bound on the
+        minimizer (:func:`output_tolerance`; warns when a requested value is raised), and
+        the residual is certified with that gradient and its rounding bound.
     diagnostics : bool, default False
         Fill ``PrivateFit.diagnostics`` with the non-private solver's iteration count
         (NOT private: for debugging only).
@@ -151,14 +156,24 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     """The deterministic part of :func:`output_perturbation` (same checks and defaults)."""
     _check("output_perturbation", problem, budget)
     n, L, mu = problem.n_samples, problem.lipschitz, problem.strong_convexity
+    requested = tolerance
     tolerance = 1e-3 * L / n if tolerance is None else float(tolerance)
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
+    certify = _certifiable(problem)
+    if certify:  # reachable in float64 on any data of this shape and layout: decided from public inputs
+        tolerance = output_tolerance(problem, tolerance)
+        if requested is not None and tolerance > float(requested):
+            warnings.warn(
+                f"tolerance={float(requested):.3g} is below what float64 arithmetic can certify for n={n} rows in "
+                f"this summation layout; the fit uses {tolerance:.3g} instead (the sensitivity is calibrated to it)",
+                UserWarning, stacklevel=3)
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
                                    dim=problem.n_features)  # before the data is read
-    solution = solve_reference(problem, tol=tolerance)
-    if not solution.residual <= tolerance:
+    solution = solve_reference(problem, tol=0.5 * tolerance if certify else tolerance)
+    residual = _certified_residual(problem, solution.coef) if certify else solution.residual
+    if not residual <= tolerance:
         raise RuntimeError(
             f"the solver did not reach the tolerance {tolerance:.3g}; nothing was released. "
             "Raise `tolerance` (it enters the sensitivity)."
@@ -171,6 +186,34 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
         info={"minimizer_sensitivity": 2.0 * L / (n * mu)},
         diagnostics={"solver_iterations": solution.iterations},
     )
+
+
+def _certifiable(problem: ERMProblem) -> bool:
+    """Whether the residual of the solution can be certified with a rounding-error bound:
+    a built-in smooth margin loss, unconstrained (the residual is then ``dist(0, grad F +
+    the l1 part's subdifferential)`` at the solution itself)."""
+    return (not getattr(problem, "_custom", False) and hasattr(problem, "certified_gradient")
+            and problem.is_smooth and not problem.constraint.bounded)
+
+
+def output_tolerance(problem: ERMProblem, tolerance: float) -> float:
+    """``max(tolerance, 4 floor)`` with ``floor`` the certified rounding error of the
+    gradient at the public bound on the minimizer's norm
+    (:func:`~dperm.algorithms.objective_perturbation.certified_tolerance` with no noise):
+    n, d, the summation layout and declared constants only."""
+    from .objective_perturbation import certified_tolerance
+
+    return certified_tolerance(problem, tolerance, problem.strong_convexity)
+
+
+def _certified_residual(problem: ERMProblem, w: np.ndarray) -> float:
+    """An upper bound on the exact ``dist(0, dF(w))``: the distance computed from the
+    certified float64 gradient plus its rounding bound (the distance is 1-Lipschitz in
+    the gradient), the norm's own rounding allowed for."""
+    grad, bound = problem.astype(np.float64).certified_gradient(w)
+    distance = problem.regularizer.subgradient_distance(np.asarray(w, dtype=np.float64), grad)
+    k = problem.n_features + 2
+    return distance * (1.0 + 2.0 * k * 2.0**-53) + bound
 
 
 def gd_sensitivity(lipschitz: float, n: int, step_size: float, steps: int, mu: float, beta: float) -> float:

@@ -16,12 +16,12 @@ Module-level functions only: process-based workers pickle them by reference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..problem.erm import _row_norms
+from ..problem.erm import _row_norms, clip_factors
 
 # Columns of the row returned by :func:`check_block`.
 FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED, FLAG_CLEARLY, FLAG_BAD_WEIGHT = range(8)
@@ -53,8 +53,7 @@ def row_scale(F, bound: float):
     over = norms > bound
     if not over.any():
         return None
-    eps = np.finfo(F.dtype).eps
-    return np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    return clip_factors(F, bound, norms, np.finfo(F.dtype).eps)
 
 
 def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
@@ -101,8 +100,12 @@ class _Block:
     """One block with the problem's virtual row scales, intercept column and sample weights."""
 
     def __init__(self, F, y, layout: Layout, weights=None):
+        from ..problem.erm import _scaled_rows, unsafe_to_scale_virtually
+
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
+        if unsafe_to_scale_virtually(self.scale, layout.feature_bound):  # clipped before the cast and the products
+            F, self.scale = _scaled_rows(F, self.scale), None
         self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
         self.y = labels(y, layout)
         self.s = layout.intercept
@@ -143,6 +146,24 @@ def value_gradient_block(F, y, s=None, *, w, layout: Layout, value: bool) -> np.
     return out
 
 
+def certified_gradient_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
+    """``sum_i s_i phi'(<w, x_i>, y_i) x_i`` over the block in float64, summed over
+    sub-blocks of :func:`~dperm.problem.erm.certificate_rows` rows in sequence (each
+    converted to float64 exactly on its own: no float64 copy of the block), so that each
+    coordinate is a sum of ``certificate_accumulation(rows)`` terms: the in-memory
+    certified gradient's arithmetic on the block. ``layout.compute_dtype`` is float64."""
+    from ..problem.erm import certificate_rows
+
+    rows = F.shape[0]
+    step = certificate_rows(rows, F.shape[1])
+    out = np.zeros((1, F.shape[1] + (1 if layout.intercept else 0)))
+    for start in range(0, rows, step):
+        part = slice(start, min(rows, start + step))
+        b = _Block(F[part], np.asarray(y)[part], layout, None if s is None else np.asarray(s)[part])
+        out[0] += b.rmatvec(b.weigh(layout.loss.derivative(b.matvec(w), b.y)))
+    return out
+
+
 def value_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
     """``sum_i s_i phi(<w, x_i>, y_i)`` over the block, as a 1 x 1 array."""
     b = _Block(F, y, layout, s)
@@ -155,9 +176,18 @@ def hessian_vector_block(F, y, s=None, *, w, v, layout: Layout) -> np.ndarray:
     return b.rmatvec(b.weigh(layout.loss.curvature(b.matvec(w), b.y)) * b.matvec(v))[None, :]
 
 
-def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
-    """``sum_i s_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2;
-    the features' part in the compute precision, as :meth:`ERMProblem.hessian` forms it."""
+def hessian_block(F, y, s=None, *, w, layout: Layout, product_dtype=None) -> np.ndarray:
+    """``sum_i s_i phi''(<w, x_i>, y_i) x_i x_i^T`` over the block, flattened to 1 x d^2, as
+    :meth:`ERMProblem.hessian` forms it: with ``product_dtype`` (float32 for Newton
+    directions) the dense block's margins in its stored precision (no converted copy) and
+    its products in that precision; a convex loss's block as ``B^T B`` with ``B`` the rows
+    scaled by ``sqrt(phi'')`` (a symmetric rank-k update, half the flops of a general
+    product), a sub-block of rows at a time in one buffer."""
+    from ..problem.erm import _BLOCK_ELEMENTS
+
+    dense = not sp.issparse(F)
+    if product_dtype is not None and dense:
+        layout = replace(layout, compute_dtype=np.dtype(F.dtype))
     b = _Block(F, y, layout, s)
     curv = b.weigh(layout.loss.curvature(b.matvec(w), b.y))
     k, d = b.k, b.d
@@ -168,6 +198,21 @@ def hessian_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
     c = curv if b.scale is None else curv * b.scale**2
     if sp.issparse(b.F):
         H[:k, :k] = (b.F.T @ sp.diags(c.astype(b.F.dtype)) @ b.F).toarray()
+    elif bool(np.all(c >= 0)):
+        dtype = np.dtype(b.F.dtype if product_dtype is None else product_dtype)
+        root = np.sqrt(c).astype(dtype)
+        rows = b.F.shape[0]
+        step = max(256, 4 * _BLOCK_ELEMENTS // max(1, k))
+        buffer = np.empty((min(step, rows), k), dtype=dtype)
+        for start in range(0, rows, step):
+            part = b.F[start : start + step]
+            B = buffer[: part.shape[0]]
+            if part.dtype == dtype:
+                np.multiply(part, root[start : start + step, None], out=B)
+            else:
+                B[...] = part
+                B *= root[start : start + step, None]
+            H[:k, :k] += B.T @ B
     else:
         H[:k, :k] = b.F.T @ (b.F * c.astype(b.F.dtype)[:, None])
     return H.reshape(1, -1)

@@ -20,7 +20,9 @@ rows of the batches the fit's generator drew, a round of steps at a time.
 from __future__ import annotations
 
 import copy
+import uuid
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,7 +30,7 @@ import scipy.sparse as sp
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem, gradient_rounding_bound
+from ..problem.erm import ERMProblem, certificate_accumulation, gradient_rounding_bound
 from ..problem.losses import make_loss
 from ..problem.regularizers import make_regularizer
 from . import _chunks
@@ -159,12 +161,20 @@ class DaskERMProblem(ERMProblem):
 
         weights = () if self.sample_weight is None else (self.sample_weight, "i")
         extra = () if shared is None else (da.from_array(shared, chunks=shared.shape), "kl")
+        # A fresh name: Dask need not hash the point and the layout (the loss object) of every
+        # pass to name its tasks (about 10 ms a pass), and no two passes share one.
         partials = da.blockwise(
             kernel, "ij", self._features, "ij", self.y, "i", *weights, *extra,
+            name=f"dperm-{kernel.__name__}-{uuid.uuid4().hex}",
             adjust_chunks={"i": 1, "j": width}, dtype=np.float64,
             meta=np.empty((0, 0), dtype=np.float64), concatenate=True, **kwargs,
         )
-        combined = partials.max(axis=0) if reduce == "max" else partials.sum(axis=0)
+        # The partial rows are small (width floats each): one combining task over all blocks,
+        # rather than a tree of them, saves a scheduling round per level on every pass.
+        blocks = partials.numblocks[0]
+        split = max(2, min(blocks, 64))
+        combined = (partials.max(axis=0, split_every=split) if reduce == "max"
+                    else partials.sum(axis=0, split_every=split))
         return np.asarray(combined.compute(), dtype=np.float64)
 
     @property
@@ -205,12 +215,23 @@ class DaskERMProblem(ERMProblem):
         return value, out[:-1] / self.n_samples + self.regularizer.smooth_gradient(w64)
 
     def certified_gradient(self, w: np.ndarray) -> tuple[np.ndarray, float]:
-        """The gradient and its rounding-error bound (``ERMProblem.certified_gradient``): each
-        block's ``X_b^T u_b`` is a float64 sum of its rows, the blocks' sums a tree sum."""
+        """The gradient and its rounding-error bound (``ERMProblem.certified_gradient``):
+        each block's ``X_b^T u_b`` is summed in float64 over sub-blocks of about
+        sqrt(rows of the block) rows, as in memory (:func:`_chunks.certified_gradient_block`),
+        and the blocks' sums in a tree: every coordinate is a sum of at most
+        :meth:`certificate_accumulation` terms, whatever the chunking."""
         w64 = self._check_point(w)
-        grad = self.astype(np.float64).gradient(w64)
+        out = self._reduce(_chunks.certified_gradient_block, self.n_features, w=w64,
+                           layout=replace(self._layout, compute_dtype=np.dtype(np.float64)))
+        grad = out / self.n_samples + self.regularizer.smooth_gradient(w64)
+        return grad, gradient_rounding_bound(self, w64, grad, self.certificate_accumulation())
+
+    def certificate_accumulation(self) -> int:
+        """The largest block's in-block sum length (:func:`certificate_accumulation` of its
+        rows) plus the number of blocks (the tree sum): a function of the chunking, public."""
         rows = self._features.chunks[0]
-        return grad, gradient_rounding_bound(self, w64, grad, max(rows) + len(rows))
+        k = self._features.shape[1]
+        return max(certificate_accumulation(r, k) for r in set(rows)) + len(rows)
 
     def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
         w64, v64 = self._check_point(w), self._check_point(v)
@@ -218,10 +239,11 @@ class DaskERMProblem(ERMProblem):
         return out / self.n_samples + self.regularizer.l2 * v64
 
     def hessian(self, w: np.ndarray, dtype=None) -> np.ndarray:
-        # dtype (a faster product precision for Newton directions) is not used: the blocks
-        # are computed in the compute precision on the workers
+        """The dense Hessian, one map-reduce; ``dtype`` (float32 for Newton directions) is the
+        precision of the blocks' products, as for :meth:`ERMProblem.hessian`."""
         d = self.n_features
-        out = self._reduce(_chunks.hessian_block, d * d, w=self._check_point(w), layout=self._layout)
+        out = self._reduce(_chunks.hessian_block, d * d, w=self._check_point(w), layout=self._layout,
+                           product_dtype=None if dtype is None else np.dtype(dtype))
         H = out.reshape(d, d) / self.n_samples
         H[np.diag_indices_from(H)] += self.regularizer.l2
         return 0.5 * (H + H.T)

@@ -26,7 +26,7 @@ from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
 from .regularizers import Regularizer, make_regularizer
 
-__all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound"]
+__all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound", "rounding_floor"]
 
 # Elements of one block of rows converted to the compute precision or scaled for a Gram
 # update: 2^18 float64 values, 2 MB, small enough for the cache, large enough for BLAS.
@@ -34,11 +34,61 @@ _BLOCK_ELEMENTS = 1 << 18
 
 
 def _row_norms(X) -> np.ndarray:
+    """The L2 norm of every row, in float64, finite for every finite row: the squares are
+    summed in float64, and a row whose sum of squares overflows (an entry above about
+    1e154) is measured again scaled by its largest magnitude."""
     if sp.issparse(X):  # squares summed in float64, as for dense rows
         X = sp.csr_matrix(X)
         squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
-        return np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
-    return np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+    elif X.dtype == np.float64:
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    else:  # converted a block at a time (exact), faster than einsum's buffered casting
+        squares = np.empty(X.shape[0])
+        step = max(1, _BLOCK_ELEMENTS // max(1, X.shape[1]))
+        with np.errstate(over="ignore"):
+            for start in range(0, X.shape[0], step):
+                block = np.asarray(X[start : start + step], dtype=np.float64)
+                squares[start : start + step] = np.einsum("ij,ij->i", block, block)
+        norms = np.sqrt(squares)
+    for i in np.flatnonzero(np.isinf(norms)):  # rare: rows far beyond any declared bound
+        top, relative = _scaled_norm(X, i)
+        with np.errstate(over="ignore"):
+            norms[i] = top * relative  # inf only where the norm exceeds float64's range
+    return norms
+
+
+def _scaled_norm(X, i) -> tuple[float, float]:
+    """Row i's norm as ``top * relative``: its largest magnitude and the norm of the row
+    divided by it (in [1, sqrt(d)])."""
+    row = (X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i])).astype(np.float64)
+    top = float(np.max(np.abs(row)))
+    return top, float(np.linalg.norm(row / top))
+
+
+def clip_factors(X, bound: float, norms: np.ndarray, eps: float) -> np.ndarray:
+    """``bound / ||x_i|| (1 - 4 eps)`` for the rows above ``bound``, 1 elsewhere; a row whose
+    norm overflows float64 gets ``(bound / top) / relative`` (:func:`_scaled_norm`)."""
+    over = norms > bound
+    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    for i in np.flatnonzero(np.isinf(norms)):
+        top, relative = _scaled_norm(X, i)
+        scale[i] = bound / top / relative * (1 - 4 * eps)
+    return scale
+
+
+# A row to be clipped whose norm exceeds this is scaled in the stored data before anything
+# else reads it (a copy of X): its entries could overflow in a float32 cast or in products
+# (margins, Hessian blocks) computed before the virtual row factor is applied. Rows clipped
+# from below it are scaled virtually (no copy).
+_SAFE_MAGNITUDE = 2.0**60
+
+
+def unsafe_to_scale_virtually(scale, bound: float) -> bool:
+    """Whether a row to be clipped has norm above ``_SAFE_MAGNITUDE`` (so possibly an
+    entry above it), read off its clip factor ``bound / norm``: O(n), no look at X."""
+    return scale is not None and bool(float(np.min(scale)) * _SAFE_MAGNITUDE < bound)
 
 
 def row_scales(X, bound: float, *, name: str = "X"):
@@ -57,7 +107,7 @@ def row_scales(X, bound: float, *, name: str = "X"):
     # silently; only rows clearly above the declared bound are worth a warning. The
     # factor (1 - 4 eps) keeps the scaled rows at or below the bound after rounding.
     eps = np.finfo(X.dtype).eps
-    scale = np.where(over, bound / np.where(over, norms, 1.0) * (1 - 4 * eps), 1.0)
+    scale = clip_factors(X, bound, norms, eps)
     clearly = norms > bound * (1.0 + 8 * eps)
     if clearly.any():
         # No count and no norm in the message: both are statistics of the data.
@@ -71,11 +121,17 @@ def row_scales(X, bound: float, *, name: str = "X"):
 
 
 def _scaled_rows(X, scale):
-    """X with row i multiplied by scale[i] (a copy, in X's precision)."""
-    scale = scale.astype(X.dtype)
+    """X with row i multiplied by scale[i] (a copy, in X's precision). Dense rows are
+    multiplied in float64 and rounded once to X's precision (a float32 row of entries
+    near float32's largest value has a factor below float32's normal range)."""
     if sp.issparse(X):
-        return sp.csr_matrix(sp.diags(scale) @ X)
-    return X * scale[:, None]
+        X = sp.csr_matrix(X)
+        data = (X.data.astype(np.float64) * np.repeat(scale, np.diff(X.indptr))).astype(X.dtype)
+        return sp.csr_matrix((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    out = X.copy()
+    rows = np.flatnonzero(scale != 1.0)
+    out[rows] = (X[rows].astype(np.float64) * scale[rows, None]).astype(X.dtype)
+    return out
 
 
 def clip_rows(X, bound: float, *, name: str = "X"):
@@ -99,6 +155,29 @@ def _gamma(k: float) -> float:
     return ku / (1.0 - ku) if ku < 0.5 else math.inf
 
 
+def certificate_rows(n: int, k: int) -> int:
+    """Rows per block of a certified gradient over n rows of k stored features: about
+    sqrt(n) (at most 4 sqrt(n), at most a 2 MB float64 block), so that each coordinate
+    is a sum of ``rows + ceil(n / rows)`` terms, about 2 sqrt(n)."""
+    return max(1, math.isqrt(n), min(_BLOCK_ELEMENTS // max(1, k), 4 * math.isqrt(n)))
+
+
+def certificate_accumulation(n: int, k: int) -> int:
+    """The number of terms of each coordinate's float64 sum in a certified gradient of n
+    rows (:meth:`ERMProblem.certified_gradient`): a public function of n and k."""
+    rows = certificate_rows(n, k)
+    return rows + -(-n // rows)
+
+
+def rounding_floor(problem: "ERMProblem", w_norm: float, accumulation: int | None = None) -> float:
+    """:func:`gradient_rounding_bound` at a point of norm ``w_norm`` where the gradient
+    vanishes: the certified rounding error that no solver can get below there. Public
+    when ``w_norm`` is (a bound on the minimizer from declared constants)."""
+    if accumulation is None:
+        accumulation = problem.certificate_accumulation()
+    return _rounding_bound(problem, float(w_norm), 0.0, accumulation)
+
+
 def gradient_rounding_bound(problem: "ERMProblem", w: np.ndarray, grad: np.ndarray, accumulation: int) -> float:
     """A bound on ``||g - grad F(w)||`` for a float64 evaluation g of a margin loss's gradient
     (plus the l2 part of r) in which every coordinate of ``X^T u`` is a sum of at most
@@ -112,16 +191,19 @@ def gradient_rounding_bound(problem: "ERMProblem", w: np.ndarray, grad: np.ndarr
     by n and the regularizer's term a few more roundings of the result. Every quantity
     is a declared constant, n, d or the point w itself: nothing of the data.
     """
+    return _rounding_bound(problem, float(np.linalg.norm(w)), float(np.linalg.norm(grad)), accumulation)
+
+
+def _rounding_bound(problem: "ERMProblem", w_norm: float, grad_norm: float, accumulation: int) -> float:
     R = problem.data_norm
     L_phi = problem.lipschitz / R
     beta_phi = problem.constants.loss_smoothness / (R * R)
     u = _UNIT_ROUNDOFF
-    w_norm = float(np.linalg.norm(w))
     margin = _gamma(problem.n_features + 2) * R * w_norm
     slope = _SLOPE_ULPS * u * L_phi + beta_phi * margin
     loss_part = R * slope + _gamma(accumulation + 2) * R * (L_phi + slope)
     regularizer = problem.regularizer.l2 * w_norm
-    return (1.0 + 4.0 * u) * loss_part + 4.0 * u * (float(np.linalg.norm(grad)) + regularizer)
+    return (1.0 + 4.0 * u) * loss_part + 4.0 * u * (grad_norm + regularizer)
 
 
 @dataclass(frozen=True)
@@ -223,6 +305,8 @@ class ERMProblem:
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
         self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
+        if unsafe_to_scale_virtually(self._row_scale, self.feature_norm):  # clipped before any cast or product
+            X, self._row_scale = _scaled_rows(X, self._row_scale), None
         self._features = X
         self.y = y
         self.n_samples = X.shape[0]
@@ -550,8 +634,11 @@ class ERMProblem:
             for start in range(0, self.n_samples, step):
                 F = self._features[start : start + step]
                 B = buffer[: F.shape[0]]
-                B[...] = F  # the block in the product precision (a plain cast, no promotion)
-                B *= weight[start : start + step, None]
+                if F.dtype == block_dtype:  # one pass: the scaled block straight into the buffer
+                    np.multiply(F, weight[start : start + step, None], out=B)
+                else:
+                    B[...] = F  # the block in the product precision (a plain cast, no promotion)
+                    B *= weight[start : start + step, None]
                 H[:k, :k] += B.T @ B
                 if self.intercept_scaling:
                     border += B.T @ root[start : start + step].astype(block_dtype)
@@ -578,7 +665,7 @@ class ERMProblem:
             raise NotImplementedError("certified gradients are for margin losses (a custom loss's are clipped)")
         w = self._check_point(w)
         n, k = self.n_samples, self._features.shape[1]
-        rows = max(math.isqrt(n), min(_BLOCK_ELEMENTS // max(1, k), 4 * math.isqrt(n)))
+        rows = certificate_rows(n, k)
         total = np.zeros(self.n_features)
         margins = np.empty(n)
         wf = w[:k]
@@ -600,8 +687,13 @@ class ERMProblem:
         margins.flags.writeable = False  # the Hessian at w reads them (no second pass)
         self._margin_cache = ((w.tobytes(), np.dtype(self._compute_dtype).str), margins)
         grad = total / n + self.regularizer.smooth_gradient(w)
-        bound = gradient_rounding_bound(self, w, grad, rows + -(-n // rows))
+        bound = gradient_rounding_bound(self, w, grad, self.certificate_accumulation())
         return grad, bound
+
+    def certificate_accumulation(self) -> int:
+        """Terms per coordinate of :meth:`certified_gradient`'s float64 sums: a function of
+        n and d only (of the block layout too, on Dask data), so public."""
+        return certificate_accumulation(self.n_samples, self._features.shape[1])
 
     # -- optimality ---------------------------------------------------------------
     def prox_step(self, w: np.ndarray, grad: np.ndarray, step: float) -> np.ndarray:
