@@ -4,7 +4,8 @@ on ADULT, BANK and CreditCard (shipped splits), eps 0.1 and 0.3, delta 1e-5, tes
 mean +- std over 3 seeds, and the gap to scikit-learn's default ``LogisticRegression`` in
 points. Private Newton (``solver="dp_newton"``, Ganesh, Haghifam, Steinke, Thakurta 2023):
 the double-noise mechanism (the paper's eigenvalue-shift coefficient c = 0.5, and c = 50, a
-larger shift picked on the regression study) and its noisy-Hessian variant, 15 steps, the
+larger shift picked on the regression study, and ``eigenvalue_floor="stable"``) and its
+noisy-Hessian variant, 15 steps, the
 default's ``alpha="auto"`` as the l2 penalty. Run: ``python benchmarks/bench_logistic_low_epsilon.py``
 (about 5 minutes on the shared machine, most of it noisy GD); ``--candidates`` runs only
 the named ones (labels as printed, separated by semicolons), ``--datasets`` only some datasets.
@@ -21,7 +22,7 @@ import numpy as np
 CANDIDATES = (("auto", None, None), ("objective_perturbation", None, None), ("output_perturbation", None, None),
               ("gd_output_perturbation", None, None), ("noisy_gd", None, None), ("auto", 2.0, None),
               ("auto", 0.5, None), ("dp_newton", None, None), ("dp_newton", None, {"mechanism": "noisy_hessian"}),
-              ("dp_newton", None, {"trace_coefficient": 50.0}))
+              ("dp_newton", None, {"trace_coefficient": 50.0}), ("dp_newton", None, {"eigenvalue_floor": "stable"}))
 
 
 def label_of(solver, factor, solver_params) -> str:

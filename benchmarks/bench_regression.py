@@ -9,7 +9,8 @@ loss over the unit ball (the old ``DPLinearRegression`` default and its noisy-GD
 alternative), private Newton (``dp_newton``, Ganesh, Haghifam, Steinke, Thakurta 2023: the
 double-noise mechanism on the unconstrained squared and Huber losses, and its noisy-Hessian
 variant on the squared loss; 15 steps, the authors' shares; "c=50": the eigenvalue-shift
-coefficient raised from the paper's 0.5, a value picked on these same splits), the estimators' defaults as they
+coefficient raised from the paper's 0.5, a value picked on these same splits; "stable floor":
+``eigenvalue_floor="stable"``, dperm's public lower bound on the shift), the estimators' defaults as they
 stand, and scikit-learn's
 ``LinearRegression``. Test R^2, mean and standard deviation over the draws.
 
@@ -120,6 +121,8 @@ def candidates():
         "private Newton (Huber)": algorithm("dp_newton", loss="huber"),
         "private Newton c=50 (squared)": algorithm("dp_newton", trace_coefficient=50.0),
         "private Newton c=50 (Huber)": algorithm("dp_newton", loss="huber", trace_coefficient=50.0),
+        "private Newton stable floor (squared)": algorithm("dp_newton", eigenvalue_floor="stable"),
+        "private Newton stable floor (Huber)": algorithm("dp_newton", loss="huber", eigenvalue_floor="stable"),
         "private Newton noisy-Hessian (squared)": algorithm("dp_newton", mechanism="noisy_hessian"),
         "DPLinearRegression()": estimator(dperm.DPLinearRegression),
         "DPLinearRegression(fit_intercept=False)": estimator(dperm.DPLinearRegression, fit_intercept=False),

@@ -261,7 +261,33 @@ def test_pure_dp_and_bad_hyperparameters_refused_before_any_charge():
         with pytest.raises(AssumptionError, match="delta > 0"):
             get("dp_newton").fit(problem, PrivacyBudget(1.0, 0.0), rng=0)
         for bad in ({"mechanism": "cubic"}, {"steps": 0}, {"gradient_share": 1.0}, {"trace_share": 0.0},
-                    {"trace_coefficient": -1.0}, {"failure_probability": 2.0}):
+                    {"trace_coefficient": -1.0}, {"failure_probability": 2.0}, {"eigenvalue_floor": "x"}):
             with pytest.raises(ValueError):
                 get("dp_newton").fit(problem, PrivacyBudget(1.0, 1e-5), rng=0, **bad)
     assert len(accountant.events) == 0
+
+
+# ------------------------------------------------------------------ the stable floor
+@pytest.mark.parametrize("n, d, beta, mu, direction_mu", [(1000, 10, 1.0, 0.0, 0.05), (10**6, 10, 1.0, 0.01, 0.15),
+                                                          (50, 3, 0.25, 0.0, 30.0)])
+def test_stable_floor_keeps_the_direction_noise_below_half_the_gradient_scale(n, d, beta, mu, direction_mu):
+    floor = nt.stable_floor(n, d, beta, mu, direction_mu)
+    assert floor >= 1.0 / n
+    lam = floor + mu
+    # direction noise norm per unit of ||g~||: sqrt(d) Delta_d / (||g~|| mu_dir)
+    ratio = math.sqrt(d) * nt.direction_sensitivity(1.0, beta, n, lam) / direction_mu
+    assert ratio <= 1.0 / (2.0 * (beta + mu)) * (1 + 1e-9)
+    if floor > 1.0 / n:  # the smallest such shift: any smaller one breaks the bound
+        smaller = math.sqrt(d) * nt.direction_sensitivity(1.0, beta, n, 0.99 * lam) / direction_mu
+        assert smaller > 1.0 / (2.0 * (beta + mu))
+
+
+def test_stable_floor_is_used_and_refuses_unknown_floors():
+    P = _logistic()
+    fit = get("dp_newton").fit(P, PrivacyBudget(1.0, 1e-5), rng=0, eigenvalue_floor="stable")
+    paper = get("dp_newton").fit(P, PrivacyBudget(1.0, 1e-5), rng=0)
+    assert fit.hyperparameters["eigenvalue_floor"] == "stable"
+    assert not np.allclose(fit.coef, paper.coef)
+    assert repr(fit.event) == repr(paper.event)  # the floor is post-processing: same releases, same cost
+    with pytest.raises(ValueError, match="eigenvalue_floor"):
+        get("dp_newton").fit(P, PrivacyBudget(1.0, 1e-5), rng=0, eigenvalue_floor="large")

@@ -23,6 +23,12 @@ iterations makes three Gaussian releases:
 
 and ``w_{t+1} = w_t - d~`` (a full step, as the paper). The output is ``w_T``.
 
+The shift rule (as in the authors' code) makes the direction noise, relative to the step,
+grow like ``n^(1/3) rho^(1/6)`` far from the optimum: on the regression study the iterates
+diverge at every n and epsilon (docs/results.md). ``eigenvalue_floor="stable"`` (dperm's
+addition, not the default) raises the floor ``1/n`` of ``lambda_0`` to
+:func:`stable_floor`, a public function of n, d, beta, mu and the calibrated noise.
+
 ``mechanism="noisy_hessian"``: private damped Newton with a noisy Hessian
 -----------------------------------------------------------------------
 The baseline the paper compares with (a private Newton step in the manner of Avella-Medina,
@@ -122,9 +128,10 @@ from .registry import AssumptionError, register
 from .sufficient_statistics import _psd, _solve, _symmetric, _upper, noise_operator_bound
 
 __all__ = ["dp_newton", "gradient_bound", "trace_sensitivity", "hessian_frobenius_sensitivity",
-           "direction_sensitivity", "eigenvalue_shift", "MECHANISMS"]
+           "direction_sensitivity", "eigenvalue_shift", "stable_floor", "MECHANISMS", "FLOORS"]
 
 MECHANISMS = ("double_noise", "noisy_hessian")
+FLOORS = ("paper", "stable")
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -156,11 +163,27 @@ def direction_sensitivity(noisy_gradient_norm: float, beta: float, n: int, lam: 
     return noisy_gradient_norm * beta / (n * lam * lam + beta * lam)
 
 
-def eigenvalue_shift(noisy_trace: float, coefficient: float, n: int, direction_mu: float) -> float:
-    """The paper's ``lambda_0 = max((c max(tau~, 0) / (n^2 rho))^(1/3), 1/n)`` with
-    ``rho = direction_mu^2 / 2`` the zCDP parameter of one direction release."""
+def eigenvalue_shift(noisy_trace: float, coefficient: float, n: int, direction_mu: float,
+                     floor: float | None = None) -> float:
+    """The paper's ``lambda_0 = max((c max(tau~, 0) / (n^2 rho))^(1/3), floor)`` with
+    ``rho = direction_mu^2 / 2`` the zCDP parameter of one direction release and the
+    paper's floor ``1/n`` by default."""
     rho = 0.5 * direction_mu * direction_mu
-    return max((coefficient * max(noisy_trace, 0.0) / (n * n * rho)) ** (1.0 / 3.0), 1.0 / n)
+    floor = 1.0 / n if floor is None else floor
+    return max((coefficient * max(noisy_trace, 0.0) / (n * n * rho)) ** (1.0 / 3.0), floor)
+
+
+def stable_floor(n: int, d: int, beta: float, mu: float, direction_mu: float) -> float:
+    """The smallest shift ``lambda_0 >= 1/n`` at which the direction noise is at most half the
+    gradient's worst-case scale: with ``lambda = lambda_0 + mu``, ``sqrt(d) Delta_d /
+    (||g~|| mu_dir) <= 1 / (2 (beta + mu))``, i.e. ``n lambda^2 + beta lambda >= 2 sqrt(d)
+    beta (beta + mu) / mu_dir``. Near the optimum ``||g|| <= (beta + mu) ||w - w*||``, so the
+    noise then adds at most half of ``||w - w*||`` per step in expectation of its norm: the
+    iteration stays contracting. A function of n, d, the declared bounds and the calibrated
+    noise only (public); dperm's addition, not the paper's (``eigenvalue_floor="stable"``)."""
+    target = 2.0 * math.sqrt(d) * beta * (beta + mu) / direction_mu
+    lam = (-beta + math.sqrt(beta * beta + 4.0 * n * target)) / (2.0 * n)
+    return max(lam - mu, 1.0 / n)
 
 
 # ------------------------------------------------------------------------ checks
@@ -244,6 +267,7 @@ def dp_newton(
     gradient_share: float = 0.7,
     trace_share: float = 0.1,
     trace_coefficient: float = 0.5,
+    eigenvalue_floor: str = "paper",
     failure_probability: float = 0.05,
     init=None,
 ) -> PrivateFit:
@@ -290,6 +314,12 @@ def dp_newton(
         Share of the curvature budget spent on the traces (double noise only).
     trace_coefficient : float > 0, default 0.5
         c of the paper's ``lambda_0`` rule (double noise only).
+    eigenvalue_floor : {"paper", "stable"}, default "paper"
+        The lower bound of ``lambda_0`` (double noise only): the paper's ``1/n``, or
+        :func:`stable_floor` (dperm's addition): with the paper's rule the direction noise
+        relative to the step grows like ``n^(1/3) rho^(1/6)`` far from the optimum, and the
+        iterates diverge on the regression study (docs/results.md); the stable floor keeps
+        the noise below half the worst-case gradient scale.
     failure_probability : float in (0, 1), default 0.05
         The probability with which the Hessian noise may exceed the ridge ``t``
         (noisy_hessian only; utility, not privacy).
@@ -312,6 +342,8 @@ def dp_newton(
     rng = start(name, problem, budget, rng)
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    if eigenvalue_floor not in FLOORS:
+        raise ValueError(f"eigenvalue_floor must be one of {FLOORS}, got {eigenvalue_floor!r}")
     T = check_steps("steps", steps)
     grad_share = _fraction("gradient_share", gradient_share)
     trace_share = _fraction("trace_share", trace_share)
@@ -330,12 +362,13 @@ def dp_newton(
     if mechanism == "double_noise":
         traces, directions = leaves[1], leaves[2]
         direction_mu = 1.0 / directions.sigma  # Gaussian-DP parameter of one direction release
+        floor = stable_floor(n, d, beta, mu, direction_mu) if eigenvalue_floor == "stable" else 1.0 / n
         for _ in range(T):
             g = _release_scaled(rng, problem.gradient(w), gradient_bound(problem, w), gradients)
             H = problem.hessian(w)  # grad^2 F (mu I included)
             loss_trace = float(np.trace(H)) - d * mu
             lam0 = eigenvalue_shift(float(release(rng, np.array([loss_trace]), traces)[0]), coefficient, n,
-                                    direction_mu)
+                                    direction_mu, floor)
             H[np.diag_indices_from(H)] += lam0
             direction = _solve(H, g)
             scale = direction_sensitivity(float(np.linalg.norm(g)), beta, n, lam0 + mu)
@@ -356,6 +389,6 @@ def dp_newton(
         event=calibration.event,
         hyperparameters={"steps": T, "mechanism": mechanism, "gradient_share": grad_share,
                          "trace_share": trace_share, "trace_coefficient": coefficient,
-                         "failure_probability": rho_fail},
+                         "eigenvalue_floor": eigenvalue_floor, "failure_probability": rho_fail},
         info={},
     )
