@@ -63,7 +63,8 @@ replaced by a zero row).
 
 *Hessian (Frobenius).* For a convex GLM the per-example Hessians ``P = (s phi''/n) x x^T``
 and ``Q = (s' phi''/n) x' x'^T`` are positive semidefinite with ``||P||_F = s phi'' ||x||^2 / n
-<= beta / n``, and ``<P, Q>_F = s s' phi'' phi''' <x, x'>^2 / n^2 >= 0``, so
+<= beta / n``, and ``<P, Q>_F = s s' phi''(<w, x>, y) phi''(<w, x'>, y') <x, x'>^2 / n^2 >= 0``
+(convexity: ``phi'' >= 0``), so
 
     ||P - Q||_F^2 = ||P||_F^2 + ||Q||_F^2 - 2 <P, Q>_F <= 2 beta^2 / n^2:
 
