@@ -331,7 +331,9 @@ def dp_newton(
     -------
     PrivateFit
         ``event``: the composition of the gradient, trace and direction releases (or
-        gradient and Hessian releases).
+        gradient and Hessian releases), all T iterations accounted. Should the iterates
+        overflow float64 (a diverging run), the last finite iterate is returned and the
+        remaining iterations are skipped (post-processing of the releases).
 
     References
     ----------
@@ -375,6 +377,8 @@ def dp_newton(
             scale = direction_sensitivity(float(np.linalg.norm(g)), beta, n, lam0 + mu)
             if scale > 0:  # otherwise g~ = 0 and the direction is 0 on every dataset
                 direction = _release_scaled(rng, direction, scale, directions)
+            if not np.all(np.isfinite(w - direction)):
+                break  # diverged past float64: keep the last finite iterate (post-processing)
             w = w - direction
     else:
         hessians = leaves[1]
@@ -382,7 +386,10 @@ def dp_newton(
         for _ in range(T):
             g = _release_scaled(rng, problem.gradient(w), gradient_bound(problem, w), gradients)
             noisy = _symmetric(release(rng, _upper(_loss_hessian(problem, w)), hessians), d)
-            w = w - _solve(_psd(noisy) + ridge * np.eye(d), g)
+            step = _solve(_psd(noisy) + ridge * np.eye(d), g)
+            if not np.all(np.isfinite(w - step)):
+                break  # diverged past float64: keep the last finite iterate (post-processing)
+            w = w - step
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
         privacy_spent=calibration.spent,
