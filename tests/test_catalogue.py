@@ -32,6 +32,7 @@ SPECS = {
     "dp_gd_so": ("biweight", None, ("l2_ball", 1.0), 1e-5),
     "sufficient_statistics": ("squared", ("l2", 0.1), None, 1e-5),
     "adassp": ("squared", None, None, 1e-5),
+    "dp_newton": ("logistic", ("l2", 0.1), None, 1e-5),
 }
 
 

@@ -47,6 +47,13 @@ two datasets by exactly the sensitivity its accounting assumes:
   budget on ``X^T y`` and an l2 penalty ``n mu = 640`` makes the ridge system nearly
   ``640 I`` (its noise about 1% of it): the released ``w_1`` is then close to
   ``(b_1 + e_1) / 640``, the Gaussian pair of ``sqrt(0.98)`` of the composition's mu.
+- ``dp_newton`` (double noise, squared loss, the same canary pair, one step from w = 0):
+  the canary's gradient ``-y e_1 / n`` moves by exactly ``2 L_0 / n`` (``L_0 = R B``, its
+  sensitivity at w = 0), while the Hessian, its trace and so the eigenvalue shift have the
+  same law on D and D'. 98% of the Gaussian-DP budget goes to the gradient and ``mu = 10``
+  makes the Hessian nearly ``10 I``: the released ``w_1`` is ``-(g~_1) / (10 + 1/n +
+  lambda_0)`` plus the direction noise, of std ``||g~|| / (n lambda^2)`` times its
+  multiplier (a few % of the gradient noise); the Gaussian pair of ``sqrt(0.98) mu``.
 """
 
 from __future__ import annotations
@@ -224,6 +231,12 @@ def _adassp(eps, delta, eps_run):
     return Scenario("squared", ("l2", _LEAST_SQUARES_MU), None, {"shares": (0.01, 0.01, 0.98)}, pair)
 
 
+def _dp_newton(eps, delta, eps_run):
+    pair = label_flip_pair(N_SAMPLES, 3)
+    hyper = {"steps": 1, "mechanism": "double_noise", "gradient_share": 0.98, "trace_share": 0.5}
+    return Scenario("squared", ("l2", _LEAST_SQUARES_MU), None, hyper, pair)
+
+
 def _by_delta(eps: float, delta: float) -> float:
     return gaussian_halving_epsilon(eps, delta) if delta > 0 else pure_halving_epsilon(eps)
 
@@ -242,6 +255,7 @@ FAMILIES: dict[str, Family] = {
         Family("dp_fw_l1", _dp_fw_l1, pure_halving_epsilon, ((2.0, 0.0),)),
         Family("sufficient_statistics", _sufficient_statistics, gaussian_halving_epsilon, ((2.0, 1e-2),)),
         Family("adassp", _adassp, gaussian_halving_epsilon, ((2.0, 1e-2),)),
+        Family("dp_newton", _dp_newton, gaussian_halving_epsilon, ((2.0, 1e-2),)),
     )
 }
 

@@ -56,6 +56,7 @@ _UNWEIGHTED_ON_DASK = ("dp_sgd", "rrpsgd", "dp_svrg", "dp_svrg_pp", "exponential
 UNSUPPORTED_ALGORITHMS: dict[str, str] = {
     "sufficient_statistics": "its X^T X and X^T y have no map-reduce written on Dask data yet",
     "adassp": "its X^T X and X^T y have no map-reduce written on Dask data yet",
+    "dp_newton": "not yet run and tested on Dask data (its per-iteration d x d Hessians and traces)",
 }
 
 
