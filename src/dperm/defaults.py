@@ -141,6 +141,32 @@ def auto_alpha(
     raise ValueError(f"perturbation must be 'objective' or 'output', got {perturbation!r}")
 
 
+def noise_setting(loss, n_features: int, delta: float, *, data_norm: float, label_bound: float = 1.0,
+                  constraint=None, solver: str = "auto", n_classes: int = 2) -> tuple:
+    """``(dim, radius, lipschitz, output, margin)`` of an estimator's fit, public inputs only:
+    the dimension the noise spreads over, the constraint's L2 radius (inf when unbounded),
+    the Lipschitz constant over the constraint's margins, whether the noise is added to the
+    output (``OUTPUT_PERTURBATION_SOLVERS``, or ``"auto"`` with a bounded constraint and a
+    convex smooth loss, the catalogue's ``auto`` rule 3) and the comparator's target margin
+    (``CLASSIFICATION_MARGIN`` for classifiers, ``label_bound`` for regression). Shared by
+    :func:`estimator_alpha` and :func:`dperm.expectations.signal_to_noise`."""
+    from .problem.constraints import make_constraint
+
+    multinomial = getattr(loss, "name", None) == "multinomial"
+    dim = int(n_features) * (int(n_classes) - 1) if multinomial else int(n_features)
+    C = make_constraint(constraint)
+    radius = C.l2_radius(int(n_features) * (int(n_classes) if multinomial else 1)) if C.bounded else math.inf
+    lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
+    if solver == "auto" and multinomial:
+        output = multinomial_auto_solver(delta, bounded=C.bounded) in OUTPUT_PERTURBATION_SOLVERS
+    elif solver == "auto":
+        output = C.bounded and loss.convex and loss.smooth
+    else:
+        output = solver in OUTPUT_PERTURBATION_SOLVERS
+    margin = CLASSIFICATION_MARGIN if (loss.binary or multinomial) else float(label_bound)
+    return dim, radius, lipschitz, output, margin
+
+
 def estimator_alpha(loss, n_samples: int, n_features: int, epsilon: float, delta: float, *, data_norm: float,
                     label_bound: float = 1.0, constraint=None, solver: str = "auto", n_classes: int = 2) -> float:
     """``auto_alpha`` for an estimator's loss, declared bounds, constraint and solver.
@@ -159,24 +185,14 @@ def estimator_alpha(loss, n_samples: int, n_features: int, epsilon: float, delta
     is spread over those ``p (K - 1)`` coordinates). Its ``"auto"`` solver is
     :func:`multinomial_auto_solver`.
     """
-    from .problem.constraints import make_constraint
-
-    multinomial = getattr(loss, "name", None) == "multinomial"
-    dim = int(n_features) * (int(n_classes) - 1) if multinomial else int(n_features)
-    C = make_constraint(constraint)
-    radius = C.l2_radius(int(n_features) * (int(n_classes) if multinomial else 1)) if C.bounded else math.inf
-    lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
-    if solver == "auto" and multinomial:
-        output = multinomial_auto_solver(delta, bounded=C.bounded) in OUTPUT_PERTURBATION_SOLVERS
-    elif solver == "auto":
-        output = C.bounded and loss.convex and loss.smooth
-    else:
-        output = solver in OUTPUT_PERTURBATION_SOLVERS
+    setting = noise_setting(loss, n_features, delta, data_norm=data_norm, label_bound=label_bound,
+                            constraint=constraint, solver=solver, n_classes=n_classes)
+    dim, radius, lipschitz, output, margin = setting
     return auto_alpha(
         n_samples, dim, epsilon, delta,
         lipschitz=lipschitz,
         data_norm=data_norm,
-        target_margin=CLASSIFICATION_MARGIN if (loss.binary or multinomial) else float(label_bound),
+        target_margin=margin,
         radius=radius,
         perturbation="output" if output else "objective",
     )

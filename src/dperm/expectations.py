@@ -123,8 +123,7 @@ def signal_to_noise(n: int, d: int, epsilon: float, delta: float, *, loss="logis
         ``inf`` when ``alpha = 0`` (no strongly convex bound to compare; nothing is said).
         A function of its arguments only: it reads no data.
     """
-    from .defaults import OUTPUT_PERTURBATION_SOLVERS, CLASSIFICATION_MARGIN, _noise_moments, estimator_alpha
-    from .problem.constraints import make_constraint
+    from .defaults import _noise_moments, estimator_alpha, noise_setting
 
     loss = _loss_object(loss, n_classes)
     multinomial = getattr(loss, "name", None) == "multinomial"
@@ -137,19 +136,9 @@ def signal_to_noise(n: int, d: int, epsilon: float, delta: float, *, loss="logis
     alpha = float(alpha)
     if not alpha > 0:
         return math.inf
-    C = make_constraint(constraint)
-    dim = int(d) * (k - 1) if multinomial else int(d)
-    radius = C.l2_radius(int(d) * (k if multinomial else 1)) if C.bounded else math.inf
-    lipschitz = loss.lipschitz(data_norm * radius, label_bound) * data_norm
-    if solver == "auto" and multinomial:
-        from .defaults import multinomial_auto_solver
-
-        output = multinomial_auto_solver(delta, bounded=C.bounded) in OUTPUT_PERTURBATION_SOLVERS
-    elif solver == "auto":
-        output = C.bounded and loss.convex and loss.smooth
-    else:
-        output = solver in OUTPUT_PERTURBATION_SOLVERS
-    margin = CLASSIFICATION_MARGIN if (loss.binary or multinomial) else float(label_bound)
+    dim, radius, lipschitz, output, margin = noise_setting(loss, d, delta, data_norm=data_norm,
+                                                           label_bound=label_bound, constraint=constraint,
+                                                           solver=solver, n_classes=k)
     comparator = min(radius, margin * math.sqrt(dim) / data_norm)
     first, second = _noise_moments(dim, lipschitz, epsilon, delta)
     noise_cost = lipschitz * first / n if output else second / (n * n)
