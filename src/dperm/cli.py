@@ -217,7 +217,7 @@ def _check_categorical(target, column: str, loss_name: str) -> None:
         what = "non-integer numbers" if non_integer else f"more than {MAX_UNDECLARED_CLASSES} distinct values"
         raise CLIError(f"column {column!r} has {what}, as a regression target has, and --loss {loss_name} is a "
                        "classification loss: for regression pass --loss squared or --loss huber (with "
-                       "--label-bound); for a classifier with that many classes declare them with --classes")
+                       "--y-bounds LOW:HIGH, the target's public range); for a classifier with that many classes declare them with --classes")
 
 
 def _estimator(args, loss_name: str, classes):

@@ -260,6 +260,8 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     final_name = pipe.steps[-1][0]
     params = {} if sample_weight is None else {f"{final_name}__sample_weight": sample_weight}
     if ledger is not None:
+        _check_ledger_affords(estimator, options, features, numeric, categorical, y, regression, final_name,
+                              sample_weight is not None, ledger)
         ledger.begin_fit(f"dperm fit {Path(args.data).name}: private preprocessing and model")
     try:
         pipe.fit(features, y, **params)
@@ -267,6 +269,60 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
         if ledger is not None:
             ledger.end_fit()
     return pipe
+
+
+def _stand_in(features, numeric: list, categorical: list, declared: Declarations):
+    """A table of the features' shape and column roles holding no data: zeros in the
+    numeric columns, a declared category (else one fixed text) in the categorical ones."""
+    import numpy as np
+    import pandas as pd
+
+    n = len(features)
+    columns = {}
+    for c in features.columns:
+        if c in numeric:
+            columns[c] = np.zeros(n)
+        else:
+            columns[c] = np.full(n, declared.categories.get(c, ["?"])[0], dtype=object)
+    return pd.DataFrame(columns, columns=list(features.columns))
+
+
+def _check_ledger_affords(estimator, options: dict, features, numeric, categorical, y, regression: bool,
+                          final_name: str, weighted: bool, ledger) -> None:
+    """Before the data is read: run the same pipeline on a stand-in of the table (public
+    inputs only: the number of rows, the column roles, the declared values and labels)
+    against a copy of the ledger, so that a fit the ledger cannot afford is refused with
+    nothing charged. Its events are those of the real fit (they depend on the shape, the
+    declarations and the budget), up to the number of categories the real selection
+    releases; the real fit is still charged step by step, each step before it reads."""
+    import warnings
+
+    import numpy as np
+    from sklearn.base import clone
+
+    from .pipeline import make_pipeline
+    from .privacy.budget import BudgetAccountant, BudgetExceededError
+
+    scratch = BudgetAccountant(ledger.total)
+    scratch._events, scratch._labels = list(ledger.events), [label for label, _ in ledger.history]
+    scratch._spent_epsilon = ledger.spent_epsilon
+    n = len(features)
+    if regression:
+        y0 = np.zeros(n)
+    else:
+        labels = estimator.get_params(deep=False).get("classes")
+        y0 = np.resize(np.asarray(labels if labels is not None else np.unique(y), dtype=object), n)
+    declared = Declarations(bounds=options["bounds"], categories=options["categories"])
+    dry = make_pipeline(clone(estimator), **{**options, "accountant": scratch})
+    params = {f"{final_name}__sample_weight": np.ones(n)} if weighted else {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dry.fit(_stand_in(features, numeric, categorical, declared), y0, **params)
+    except BudgetExceededError:
+        raise
+    except Exception:  # noqa: BLE001 - a stand-in the solver cannot take: the real charges still guard
+        return
 
 
 def preprocessing_record(pipe, declared: Declarations) -> dict:
