@@ -261,3 +261,25 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     _write(bad, tmp_path / "u.csv")
     line = _error_line(capsys, main(["predict", str(tmp_path / "m.json"), str(tmp_path / "u.csv")]))
     assert "'age'" in line and "not numbers" in line and "ancient" not in line
+
+
+def test_label_and_weight_errors_come_before_the_preprocessing_is_charged(tmp_path, capsys):
+    frame = _raw().assign(w=0.5)
+    frame.loc[5, "target"] = "maybe"
+    train = _write(frame, tmp_path / "train.csv")
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "5"]) == 0
+    capsys.readouterr()
+    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
+    assert "outside the declared classes" in line and "maybe" not in line
+    frame.loc[5, "target"] = "no"
+    frame.loc[7, "w"] = 7.5
+    _write(frame, tmp_path / "train.csv")
+    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
+    assert "[0, 1]" in line and "7.5" not in line
+    assert json.load(open(ledger))["charges"] == [] and not (tmp_path / "m.json").exists()
+    frame.loc[7, "w"] = 1.0
+    _write(frame, tmp_path / "train.csv")
+    assert _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w") == 0
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert model["sample_weight"] == "w" and "w" not in model["preprocessing"]["columns"]

@@ -505,6 +505,8 @@ def _fit(args) -> int:
     y = target.to_numpy()
     y = y if loss.binary else y.astype(float)
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
+    if private:  # the estimator's own checks come after the preprocessing's charge: made here first
+        _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
     if private:
         pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
                                     not loss.binary, sample_weight, args.ledger)
@@ -520,6 +522,22 @@ def _fit(args) -> int:
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
           f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
     return 0
+
+
+def _check_labels_and_weights(y, classes, sample_weight, column: str, classification: bool) -> None:
+    """Input validation before any charge, quoting no value: labels within the declared
+    classes, finite regression targets, weights in [0, 1]."""
+    import numpy as np
+    import pandas as pd
+
+    if classification and classes is not None and not bool(pd.Series(y).isin(classes).all()):
+        raise CLIError(f"column {column!r} has a label outside the declared classes; add it to --classes or drop "
+                       "those rows")
+    if not classification and not np.isfinite(y).all():
+        raise CLIError(f"column {column!r} has infinite values; a regression target must be finite")
+    if sample_weight is not None and not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()
+                                          and (sample_weight <= 1).all()):
+        raise CLIError("sample weights must be numbers in [0, 1] (the privacy guarantee needs weights <= 1)")
 
 
 def _preprocessing_mode(args, declared) -> str:
