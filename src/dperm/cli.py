@@ -166,7 +166,9 @@ def _read_csv(path: str, what: str = "data file"):
 def _numeric_features(frame, columns, path: str):
     non_numeric = [c for c in columns if frame[c].dtype.kind not in "biuf"]
     if non_numeric:
-        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}; encode them as numbers first")
+        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}: a fit with --data-norm (or "
+                       "--preprocessing none) takes numbers only; fit without it to let the private preprocessing "
+                       "encode them")
     return frame[list(columns)]
 
 
@@ -569,7 +571,6 @@ def _link(model: dict):
 
 def cmd_predict(args) -> int:
     import numpy as np
-    import pandas as pd
 
     to_file = bool(args.out) and args.out != "-"  # "-" is standard output, as in every Unix tool
     if to_file:
