@@ -85,7 +85,7 @@ def test_fit_has_the_estimators_intercept(tmp_path):
     X -= X.mean(axis=0)
     pd.DataFrame(X, columns=["u", "v"]).assign(y=y).to_csv(tmp_path / "d.csv", index=False)
     args = ["fit", str(tmp_path / "d.csv"), "--target", "y", "--classes", "0,1", "--epsilon", "2", "--delta", "1e-5",
-            "--seed", "3"]
+            "--seed", "3", "--data-norm", "1"]  # rows declared prepared: the estimator alone
     assert main([*args, "--out", str(tmp_path / "m.json")]) == 0
     model = json.loads((tmp_path / "m.json").read_text())
     estimator = DPLogisticRegression(epsilon=2, delta=1e-5, classes=[0, 1], random_state=3).fit(X, y)
@@ -103,7 +103,7 @@ def test_fit_multiclass_and_declared_classes(tmp_path, capsys):
     X = np.array([[0.5, 0], [0, 0.5], [-0.5, -0.5]])[y] + rng.normal(size=(1500, 2)) * 0.1
     pd.DataFrame(X, columns=["u", "v"]).assign(y=y).to_csv(tmp_path / "d.csv", index=False)
     assert main(["fit", str(tmp_path / "d.csv"), "--target", "y", "--classes", "0,1,2", "--epsilon", "30",
-                 "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+                 "--seed", "0", "--data-norm", "1", "--out", str(tmp_path / "m.json")]) == 0
     model = json.loads((tmp_path / "m.json").read_text())
     assert np.asarray(model["coef"]).shape == (3, 2) and len(model["intercept"]) == 3
     assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "--out", str(tmp_path / "p.csv")]) == 0
@@ -122,7 +122,8 @@ def test_undeclared_classes_warn_in_one_line(tmp_path, capsys):
     frame = pd.read_csv(train)
     frame[["a", "b", "c"]] *= 10  # rows far above --data-norm 1: a DataNormWarning too
     frame.to_csv(train, index=False)
-    assert main(["fit", str(train), "--target", "target", "--epsilon", "1", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["fit", str(train), "--target", "target", "--epsilon", "1", "--data-norm", "1",
+                 "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if line]
     assert any("--classes was not given" in line and "treated as public" in line for line in warnings)
@@ -169,7 +170,7 @@ def test_missing_values(tmp_path, capsys):
                                      "--out", str(tmp_path / "m.json")]))
     assert "'target'" in line and "missing values" in line
     assert main(["fit", str(train), "--target", "target", "--classes", "no,yes", "--epsilon", "5",
-                 "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+                 "--seed", "0", "--data-norm", "1", "--out", str(tmp_path / "m.json")]) == 0
     holes = frame.drop(columns="target")
     holes.loc[[2, 9], "b"] = np.nan
     holes.to_csv(tmp_path / "x.csv", index=False)
@@ -339,7 +340,7 @@ def test_a_forgotten_loss_stops_before_any_charge_and_suggests_a_regression_loss
     assert not (tmp_path / "m.json").exists()
     assert json.load(open(ledger))["charges"] == []  # nothing charged
     # the regression loss it suggests runs
-    assert main(["fit", str(data), "--target", "y", "--loss", "huber", "--label-bound", "1500", "--epsilon", "1",
+    assert main(["fit", str(data), "--target", "y", "--loss", "huber", "--y-bounds", "0:2000", "--epsilon", "1",
                  "--out", str(tmp_path / "r.json")]) == 0
 
 
@@ -430,7 +431,7 @@ def test_model_json_has_every_public_hyperparameter_to_refit_and_nothing_else_fr
     models = []
     for data, name in [(train, "m.json"), (tmp_path / "neighbour.csv", "n.json")]:
         assert main(["fit", str(data), "--target", "target", "--classes", "no,yes", "--epsilon", "2",
-                     "--seed", "4", "--out", str(tmp_path / name)]) == 0
+                     "--seed", "4", "--data-norm", "1", "--out", str(tmp_path / name)]) == 0
         models.append(json.loads((tmp_path / name).read_text()))
     model = models[0]
     for key in ("alpha", "solver", "data_norm", "label_bound", "classes", "fit_intercept", "intercept_scaling",

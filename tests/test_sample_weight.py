@@ -347,7 +347,7 @@ def test_cli_fit_reads_the_weight_column_like_the_target(tmp_path, capsys):
     frame = pd.DataFrame(X, columns=["u", "v"]).assign(w=s, y=y.astype(int))
     frame.to_csv(tmp_path / "d.csv", index=False)
     common = ["fit", str(tmp_path / "d.csv"), "--target", "y", "--classes=-1,1", "--epsilon", "1",
-              "--delta", "1e-5", "--seed", "3"]
+              "--delta", "1e-5", "--seed", "3", "--data-norm", "1"]  # prepared rows: the estimator alone
     assert main([*common, "--sample-weight", "w", "--out", str(tmp_path / "m.json")]) == 0
     model = json.loads((tmp_path / "m.json").read_text())
     assert model["feature_names"] == ["u", "v"] and model["sample_weight"] == "w"

@@ -166,7 +166,9 @@ def _read_csv(path: str, what: str = "data file"):
 def _numeric_features(frame, columns, path: str):
     non_numeric = [c for c in columns if frame[c].dtype.kind not in "biuf"]
     if non_numeric:
-        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}; encode them as numbers first")
+        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}: a fit with --data-norm (or "
+                       "--preprocessing none) takes numbers only; fit without it to let the private preprocessing "
+                       "encode them")
     return frame[list(columns)]
 
 
@@ -217,7 +219,7 @@ def _check_categorical(target, column: str, loss_name: str) -> None:
         what = "non-integer numbers" if non_integer else f"more than {MAX_UNDECLARED_CLASSES} distinct values"
         raise CLIError(f"column {column!r} has {what}, as a regression target has, and --loss {loss_name} is a "
                        "classification loss: for regression pass --loss squared or --loss huber (with "
-                       "--label-bound); for a classifier with that many classes declare them with --classes")
+                       "--y-bounds LOW:HIGH, the target's public range); for a classifier with that many classes declare them with --classes")
 
 
 def _estimator(args, loss_name: str, classes):
@@ -267,7 +269,7 @@ def _estimator(args, loss_name: str, classes):
 _SOLVER_COUNTS = ("iterations", "gradient_evaluations")  # data-dependent: never written (issue 12)
 
 
-def _model_record(estimator, args, features, loss_name: str) -> dict:
+def _model_record(estimator, args, features, loss_name: str, pipe=None, declared=None) -> dict:
     """model.json: the public description of the fit (PrivateFit.summary) with the
     estimator's coefficients, intercept, label set, declared bounds and every public
     hyper-parameter needed to run the same fit again (the budget asked for, the loss, the
@@ -312,6 +314,21 @@ def _model_record(estimator, args, features, loss_name: str) -> dict:
         model["one_vs_rest_fits"] = len(fits)  # each with the budget split len(fits) ways
     if loss_name == "sigmoid_squared":
         model["link"] = estimator.link
+    if pipe is not None:  # the private preprocessing: what its steps released, and the whole fit's guarantee
+        from .cli_raw import preprocessing_record
+
+        model.update({
+            "epsilon": pipe.privacy_spent_.epsilon,
+            "delta": pipe.privacy_spent_.delta,
+            "data_norm": float(pipe.steps[0][1].output_norm_),
+            "preprocessing": preprocessing_record(pipe, declared),
+            "budgets": {name: {"epsilon": b.epsilon, "delta": b.delta} for name, b in pipe.budgets_.items()},
+        })
+        if classes is None:
+            model["y_bounds"] = list(pipe.y_bounds_)
+            model["y_bounds_declared"] = declared.y_bounds is not None
+        if hasattr(estimator, "y_offset_"):  # a link model maps its mean back to the target's units
+            model["y_offset"], model["y_scale"] = estimator.y_offset_, estimator.y_scale_
     return model
 
 
@@ -333,9 +350,34 @@ def _ledger_file_class():
         runs on the data: a fit that fails after its charge still counts as spent."""
 
         path = None
+        _fit_events = None  # the events of the fit being charged as one entry (begin_fit)
+
+        def begin_fit(self, label: str) -> None:
+            """Record the charges until end_fit as ONE charge, the exact composition of
+            their events, grown at each charge (each still recorded, and the file saved,
+            before its step reads the data)."""
+            self._fit_events, self._fit_label = [], label
+
+        def end_fit(self) -> None:
+            self._fit_events = None
 
         def charge(self, event, label: str = ""):
-            spent = super().charge(event, label)
+            if self._fit_events is None:
+                spent = super().charge(event, label)
+            else:
+                from .privacy.events import composed
+
+                # a single process charges here (the ledger file is locked by cmd_fit)
+                previous = (self._events.pop(), self._labels.pop()) if self._fit_events else None
+                try:
+                    spent = super().charge(composed(self._fit_events + [event]), self._fit_label)
+                except BaseException:
+                    if previous is not None:  # refused: the entry stays what it was
+                        self._events.append(previous[0])
+                        self._labels.append(previous[1])
+                        self._spent_epsilon = self._composed_epsilon(self._events)
+                    raise
+                self._fit_events.append(event)
             if self.path is not None:
                 _save_ledger(self, self.path)
             return spent
@@ -419,22 +461,30 @@ def _fit(args) -> int:
         if not isinstance(hyper, dict):
             raise CLIError('--params must be a JSON object, e.g. --params \'{"steps": 100}\'')
     loss = make_loss(args.loss)
-    frame = _read_csv(args.data)
-    if args.target not in frame.columns:
-        raise CLIError(f"no column {args.target!r} in {args.data!r}; name the label column with --target")
+    from . import cli_raw
+
+    declared = cli_raw.parse_declarations(args)  # syntax only, before the data is read
+    private = _preprocessing_mode(args, declared) == "private"
     weight_column = args.sample_weight
-    if weight_column is not None:
-        if weight_column not in frame.columns:
-            raise CLIError(f"no column {weight_column!r} in {args.data!r}; name the weight column with --sample-weight")
-        if weight_column == args.target:
-            raise CLIError("--sample-weight names the target column; the weights need a column of their own")
-        if frame[weight_column].dtype.kind not in "biuf":
-            raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
+    if weight_column is not None and weight_column == args.target:
+        raise CLIError("--sample-weight names the target column; the weights need a column of their own")
     label_columns = [args.target] + ([weight_column] if weight_column is not None else [])
-    features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
-    missing = _columns_with_missing(frame[[*features.columns, *label_columns]])
+    header = cli_raw.read_header(args.data)
+    for column, option, what in ((args.target, "--target", "label"), (weight_column, "--sample-weight", "weight")):
+        if column is not None and column not in header:
+            raise CLIError(f"no column {column!r} in {args.data!r}; name the {what} column with {option}")
+    cli_raw.check_against_header(declared, header, label_columns, args.data)
+    if private:
+        frame, features, numeric, categorical = cli_raw.read_features(args.data, declared, label_columns)
+    else:
+        frame = _read_csv(args.data)
+        features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
+    if weight_column is not None and frame[weight_column].dtype.kind not in "biuf":
+        raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
+    missing = _columns_with_missing(frame[label_columns] if private else frame[[*features.columns, *label_columns]])
     if missing:
-        raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first")
+        raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
+                       + ("" if private else " (or fit with the private preprocessing: drop --data-norm)"))
     target = frame[args.target]
     classes = None
     if loss.binary:
@@ -455,14 +505,60 @@ def _fit(args) -> int:
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
     y = target.to_numpy()
+    y = y if loss.binary else y.astype(float)
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
-    estimator.fit(features.to_numpy(dtype=float), y if loss.binary else y.astype(float), sample_weight=sample_weight)
-    write_text_atomic(args.out, json.dumps(_model_record(estimator, args, features, loss.name), indent=2) + "\n")
-    spent = estimator.privacy_spent_
-    print(f"fitted {estimator.solver_} ({loss.name} loss, "
+    if private:  # the estimator's own checks come after the preprocessing's charge: made here first
+        _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
+    if private:
+        pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
+                                    not loss.binary, sample_weight, args.ledger)
+        estimator = pipe.steps[-1][1]
+        record = _model_record(estimator, args, features, loss.name, pipe=pipe, declared=declared)
+        spent, what = pipe.privacy_spent_, "private preprocessing and "
+    else:
+        estimator.fit(features.to_numpy(dtype=float), y, sample_weight=sample_weight)
+        record = _model_record(estimator, args, features, loss.name)
+        spent, what = estimator.privacy_spent_, ""
+    write_text_atomic(args.out, json.dumps(record, indent=2) + "\n")
+    print(f"fitted {what}{estimator.solver_} ({loss.name} loss, "
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
           f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
     return 0
+
+
+def _check_labels_and_weights(y, classes, sample_weight, column: str, classification: bool) -> None:
+    """Input validation before any charge, quoting no value: labels within the declared
+    classes, finite regression targets, weights in [0, 1]."""
+    import numpy as np
+    import pandas as pd
+
+    if classification and classes is not None and not bool(pd.Series(y).isin(classes).all()):
+        raise CLIError(f"column {column!r} has a label outside the declared classes; add it to --classes or drop "
+                       "those rows")
+    if not classification and not np.isfinite(y).all():
+        raise CLIError(f"column {column!r} has infinite values; a regression target must be finite")
+    if sample_weight is not None and not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()
+                                          and (sample_weight <= 1).all()):
+        raise CLIError("sample weights must be numbers in [0, 1] (the privacy guarantee needs weights <= 1)")
+
+
+def _preprocessing_mode(args, declared) -> str:
+    """'private' (dperm.make_pipeline's private preprocessing) or 'none' (numeric rows
+    used as they are, clipped at --data-norm). auto: none when --data-norm is given
+    (the rows are declared prepared) and nothing else is declared, else private."""
+    mode = args.preprocessing
+    if mode == "auto":
+        mode = "none" if args.data_norm is not None and not declared.any else "private"
+    if mode == "none":
+        if declared.any:
+            raise CLIError("--bounds, --categories, --y-bounds and --schema declare columns for the private "
+                           "preprocessing; they do not apply with --preprocessing none or --data-norm")
+        if args.data_norm is None:
+            args.data_norm = 1.0
+    elif args.data_norm is not None:
+        raise CLIError("--data-norm declares rows already prepared (--preprocessing none); the private "
+                       "preprocessing bounds the rows itself: drop --data-norm, or pass --preprocessing none")
+    return mode
 
 
 def _link(model: dict):
@@ -475,12 +571,17 @@ def _link(model: dict):
 
 def cmd_predict(args) -> int:
     import numpy as np
-    import pandas as pd
 
     to_file = bool(args.out) and args.out != "-"  # "-" is standard output, as in every Unix tool
     if to_file:
         check_output_file(args.out)
     model = _read_model(args.model)
+    if "preprocessing" in model:
+        from .cli_raw import transform_for_predict
+
+        X = transform_for_predict(model, args.data)  # missing values as in the fit
+        incomplete = np.zeros(X.shape[0], dtype=bool)
+        return _write_predictions(args, model, X, incomplete, to_file)
     frame = _read_csv(args.data)
     names = model["feature_names"]
     absent = [c for c in names if c not in frame.columns]
@@ -493,6 +594,13 @@ def cmd_predict(args) -> int:
                        "or pass --on-missing empty to leave those predictions empty")
     X = features.to_numpy(dtype=float)
     X[incomplete] = 0.0  # placeholder rows; their predictions are blanked below
+    return _write_predictions(args, model, X, incomplete, to_file)
+
+
+def _write_predictions(args, model: dict, X, incomplete, to_file: bool) -> int:
+    import numpy as np
+    import pandas as pd
+
     coef = np.asarray(model["coef"], dtype=float)
     intercept = np.asarray(model.get("intercept", 0.0), dtype=float)  # models before 0.2 had none
     scores = X @ coef.T + intercept
@@ -501,7 +609,10 @@ def cmd_predict(args) -> int:
         chosen = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
         predictions = pd.Series(np.asarray(classes, dtype=object)[chosen], dtype=object)
     else:
-        predictions = pd.Series(_link(model)(scores), dtype=object)
+        mean = _link(model)(scores)
+        if "y_offset" in model:  # a link model fitted with target bounds: back to the target's units
+            mean = model["y_offset"] + model["y_scale"] * mean
+        predictions = pd.Series(mean, dtype=object)
     predictions[incomplete] = None
     result = pd.DataFrame({"prediction": predictions})
     if to_file:
@@ -688,10 +799,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     fit = _sub(sub, "fit", "fit a private model on a CSV file, write it as JSON",
-               "Fit a private linear model on the numeric columns of a CSV file and write it as JSON "
-               "(coefficients, intercept, label set, privacy spent, public hyper-parameters). The fit "
-               "is the one of dperm's scikit-learn estimator for the loss (intercept by default).")
-    fit.add_argument("data", help="CSV file with a header row; every column but the target is a numeric feature")
+               "Fit a private linear model on a raw CSV file (numeric, categorical and missing values) and "
+               "write it as JSON. By default the table goes through dperm.make_pipeline's private "
+               "preprocessing under the one budget: numeric columns scaled between declared (--bounds, free) "
+               "or privately estimated bounds, with a missing-value indicator; categorical columns one-hot "
+               "over declared (--categories, free) or privately selected categories; rows bounded with a "
+               "public norm; a regression target between declared (--y-bounds) or private bounds. model.json "
+               "holds the declared values and the released noisy statistics, the model, the privacy spent "
+               "and the public hyper-parameters; `dperm predict` applies the same preprocessing. With "
+               "--data-norm (rows already prepared, numbers only) the rows are used as they are. See "
+               "docs/your-data.md.")
+    fit.add_argument("data", help="CSV file with a header row; every column but the target (and the weights) "
+                                  "is a feature")
     fit.add_argument("--target", required=True, help="name of the label column (required)")
     fit.add_argument("--sample-weight", default=None, metavar="COLUMN",
                      help="name of a column of per-row weights in [0, 1] (not a feature; the privacy guarantee "
@@ -714,10 +833,30 @@ def build_parser() -> argparse.ArgumentParser:
                           "l2 regularizer with its default alpha, see docs/estimators.md)")
     fit.add_argument("--constraint", default=None, metavar="SPEC",
                      help="l2_ball:R, l1_ball:R or box:R (default: none; squared loss: l2_ball:1)")
-    fit.add_argument("--data-norm", type=float, default=1.0,
-                     help="declared public bound on the L2 norm of each feature row; longer rows are scaled down")
+    fit.add_argument("--preprocessing", default="auto", choices=["auto", "private", "none"],
+                     help="private: dperm.make_pipeline's private preprocessing (any column types, missing "
+                          "values); none: numeric rows used as they are, clipped at --data-norm; auto: none when "
+                          "--data-norm is given and nothing is declared, else private")
+    fit.add_argument("--bounds", action="append", default=None, metavar="COLUMN=LOW:HIGH",
+                     help="declared public bounds of a numeric column (free; repeatable), e.g. --bounds age=0:100 "
+                          "(default: estimated privately within the budget)")
+    fit.add_argument("--categories", action="append", default=None, metavar="COLUMN=A,B,C",
+                     help="declared public categories of a column, which makes it categorical (free; repeatable; "
+                          "other values encode as zeros), e.g. --categories sex=female,male (default: a column "
+                          "that is not all numbers is categorical, its frequent categories selected privately)")
+    fit.add_argument("--y-bounds", default=None, metavar="LOW:HIGH",
+                     help="declared public bounds of a regression target, in its units (free); predictions come "
+                          "back in those units (default: estimated privately within the budget)")
+    fit.add_argument("--schema", default=None, metavar="JSON",
+                     help="a JSON file of declarations: bounds, categories, numeric, categorical, y_bounds (format "
+                          "in docs/your-data.md) (default: none)")
+    fit.add_argument("--data-norm", type=float, default=None,
+                     help="declared public bound on the L2 norm of each feature row of a numeric CSV whose rows are "
+                          "already prepared; longer rows are scaled down; implies --preprocessing none (default: "
+                          "none, the private preprocessing bounds the rows)")
     fit.add_argument("--label-bound", type=float, default=1.0,
-                     help="declared public bound on |label| (regression losses); larger labels are clipped")
+                     help="declared public bound on |label| in the model's units (regression losses; after "
+                          "--y-bounds or the private target bounds); larger labels are clipped")
     fit.add_argument("--no-intercept", action="store_true",
                      help="fit no intercept (default: an intercept, as a constant feature of value "
                           "--intercept-scaling)")
@@ -763,7 +902,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("model", help="model file written by dperm fit")
     predict.add_argument("data", help="CSV file holding at least the model's feature columns")
     predict.add_argument("--on-missing", choices=["error", "empty"], default="error",
-                         help="rows with a missing feature: error stops, empty leaves their prediction empty")
+                         help="models fitted with --data-norm (no preprocessing): rows with a missing feature: error "
+                              "stops, empty leaves their prediction empty (a model with the private preprocessing "
+                              "handles missing values as in its fit)")
     predict.add_argument("--out", default=None,
                          help="CSV file for the predictions; - for standard output (default: standard output)")
     predict.set_defaults(func=cmd_predict)

@@ -241,13 +241,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.n_features_in_ = frame.shape[1] if self._numeric_array else len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
-        bound_sq = 0.0
-        if self.scaler_ is not None:
-            bound_sq += self.scaler_.row_norm_bound_ ** 2 + len(self.missing_columns_)
-        if self.encoder_ is not None:
-            bound_sq += self.encoder_.row_norm_bound_ ** 2
-        self._block_bound = math.sqrt(bound_sq)
-        self.output_norm_ = self._block_bound if self.row_norm == "none" else 1.0
+        self._set_row_bound()
         self.n_features_out_ = len(self.get_feature_names_out())
         return self
 
@@ -304,6 +298,88 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         elif self.row_norm == "scale":
             out /= self._block_bound
         return out
+
+    # ------------------------------------------------------------ released values
+    def released_values(self) -> dict:
+        """What this fit released, as plain JSON-able values: the column roles (public
+        schema), each numeric column's centre and spread (declared or private draws),
+        the columns with a missing indicator, each categorical column's categories
+        (declared or privately selected), the row bound and the output's feature names.
+        Nothing else computed from the data (no counts, no per-column statistics beyond
+        the draws). :meth:`from_released` rebuilds a transform-only preprocessor from it.
+        Needs a fit on a DataFrame with string column names."""
+        check_is_fitted(self, "output_norm_")
+        if not self._was_frame or not all(isinstance(c, str) for c in self.numeric_ + self.categorical_):
+            raise ValueError("released_values needs a fit on a DataFrame with string column names")
+        numeric = {}
+        if self.scaler_ is not None:
+            numeric = {c: [float(m), float(s)] for c, m, s in zip(self.numeric_, self.scaler_.centre_,
+                                                                    self.scaler_.spread_)}
+        categories = {}
+        if self.encoder_ is not None:
+            categories = {c: [v.item() if hasattr(v, "item") else v for v in cats]
+                          for c, cats in zip(self.categorical_, self.encoder_.categories_)}
+        return {"columns": [str(c) for c in self.feature_names_in_], "numeric": numeric,
+                "missing_indicator": list(self.missing_columns_), "categories": categories,
+                "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
+                "features_out": [str(c) for c in self.get_feature_names_out()]}
+
+    @classmethod
+    def from_released(cls, released: dict) -> "PrivatePreprocessor":
+        """A fitted, transform-only PrivatePreprocessor from :meth:`released_values`'s
+        dict: ``transform`` maps rows exactly as the original fit's did (a post-processing
+        of the released values; nothing is charged)."""
+        try:
+            columns = [str(c) for c in released["columns"]]
+            numeric_values = dict(released["numeric"])
+            categories = dict(released["categories"])
+            missing = [str(c) for c in released["missing_indicator"]]
+            row_norm = str(released["row_norm"])
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not the released values of a PrivatePreprocessor ({error!r})") from None
+        numeric = [c for c in columns if c in numeric_values]
+        categorical = [c for c in columns if c in categories]
+        if len(numeric) + len(categorical) != len(columns) or any(c not in numeric for c in missing):
+            raise ValueError("the released values' columns do not match their numeric and categorical parts")
+        self = cls(numeric=numeric, categorical=categorical, row_norm=row_norm,
+                   missing_indicator=bool(missing))
+        if row_norm not in ROW_NORMS:
+            raise ValueError(f"row_norm must be one of {ROW_NORMS}, got {row_norm!r}")
+        self.numeric_, self.categorical_, self.missing_columns_ = numeric, categorical, missing
+        self.scaler_ = self.encoder_ = None
+        if numeric:
+            pairs = np.asarray([numeric_values[c] for c in numeric], dtype=np.float64).reshape(len(numeric), 2)
+            if not np.isfinite(pairs).all() or np.any(pairs[:, 1] <= 0):
+                raise ValueError("every numeric column needs a finite centre and a positive spread")
+            scaler = PrivateScaler()
+            scaler.centre_, scaler.spread_ = pairs[:, 0].copy(), pairs[:, 1].copy()
+            scaler.bounds_ = np.column_stack([scaler.centre_ - scaler.spread_, scaler.centre_ + scaler.spread_])
+            scaler.n_features_in_ = len(numeric)
+            scaler.feature_names_in_ = np.asarray(numeric, dtype=object)
+            scaler.row_norm_bound_ = math.sqrt(len(numeric))
+            self.scaler_ = scaler
+        if categorical:
+            encoder = PrivateOneHotEncoder()
+            encoder.categories_ = [np.asarray(list(categories[c]), dtype=object) for c in categorical]
+            encoder.n_features_in_ = len(categorical)
+            encoder.feature_names_in_ = np.asarray(categorical, dtype=object)
+            encoder.row_norm_bound_ = math.sqrt(len(categorical))
+            self.encoder_ = encoder
+        self._was_frame, self._numeric_array = True, False
+        self.n_features_in_ = len(columns)
+        self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self._set_row_bound()
+        return self
+
+    def _set_row_bound(self) -> None:
+        """The public row bound of the output, from the column counts only."""
+        bound_sq = 0.0
+        if self.scaler_ is not None:
+            bound_sq += self.scaler_.row_norm_bound_ ** 2 + len(self.missing_columns_)
+        if self.encoder_ is not None:
+            bound_sq += self.encoder_.row_norm_bound_ ** 2
+        self._block_bound = math.sqrt(bound_sq)
+        self.output_norm_ = self._block_bound if self.row_norm == "none" else 1.0
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "output_norm_")
