@@ -232,7 +232,7 @@ BAD = [
 @pytest.mark.parametrize("extra, expected", BAD, ids=[" ".join(e) for e, _ in BAD])
 def test_bad_declarations_stop_before_any_charge_in_one_line(tmp_path, capsys, extra, expected):
     frame = _raw()
-    frame.loc[3, "city"] = "31337"  # a value that must never be quoted
+    frame.loc[3, "city"] = "x31337"  # a value that must never be quoted
     train = _write(frame, tmp_path / "train.csv")
     (tmp_path / "schema.json").write_text(json.dumps({"bounds": {"age": [0, 1]}, "ranges": {}}))
     extra = [str(tmp_path / "schema.json") if e == "SCHEMA" else e for e in extra]
@@ -283,3 +283,19 @@ def test_label_and_weight_errors_come_before_the_preprocessing_is_charged(tmp_pa
     assert _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w") == 0
     model = json.loads((tmp_path / "m.json").read_text())
     assert model["sample_weight"] == "w" and "w" not in model["preprocessing"]["columns"]
+
+
+def test_a_column_mixing_numbers_and_text_is_refused_before_any_charge(tmp_path, capsys):
+    """One row must not flip a column's role (and the model's structure) between
+    neighbouring tables: an undeclared column holding numbers and text stops the fit."""
+    frame = _raw()
+    frame["age"] = frame["age"].astype(object)
+    frame.loc[7, "age"] = "unknown"
+    train = _write(frame, tmp_path / "train.csv")
+    line = _error_line(capsys, _fit(train, tmp_path / "m.json"))
+    assert "'age'" in line and "mixes numbers and text" in line and "unknown" not in line
+    assert not (tmp_path / "m.json").exists()
+    # declared categorical (the schema's 'categorical'), the same table fits
+    (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["age"]}))
+    assert _fit(train, tmp_path / "m.json", "--schema", str(tmp_path / "schema.json")) == 0
+    assert "age" in json.load(open(tmp_path / "m.json"))["preprocessing"]["categories"]

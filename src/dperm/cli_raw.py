@@ -9,8 +9,11 @@ column, never a value of the data.
 
 Column roles: a declared column takes its declared role (``bounds`` or ``numeric``:
 numeric; ``categories`` or ``categorical``: categorical, read as text); an undeclared
-column is numeric when pandas reads every value of it as a number, categorical
-otherwise. The roles are the table's schema, treated as public (docs/your-data.md).
+column is numeric when pandas reads every value of it as a number, categorical when no
+value of it is a number. A column that mixes both is refused before anything is charged
+(declare its role): otherwise one row could flip the role of a column, and with it the
+released model's structure, between neighbouring tables. The roles are then the table's
+schema, the same on replace-one neighbours (docs/your-data.md).
 Every numeric column gets a missing-value indicator (whether it has missing values or
 not: a choice made from the data would release that).
 
@@ -205,6 +208,21 @@ def _as_numbers(series, column: str, path: str, why: str):
     return numbers.astype(float)
 
 
+def _check_not_mixed(series, column: str, path: str) -> None:
+    """Refuse (before any charge) an undeclared text column some of whose values are
+    numbers: its role would rest on single rows. The error quotes no value."""
+    import pandas as pd
+
+    present = series.dropna()
+    if present.dtype.kind != "O" or present.empty:
+        return
+    parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
+    if bool(parsed.notna().any()):
+        raise _error(f"column {column!r} of {path!r} mixes numbers and text, so its role (numeric or categorical) "
+                     "would rest on single rows; declare it (--categories, --bounds, or the schema's 'numeric' / "
+                     "'categorical') or clean it")
+
+
 def read_features(path: str, declared: Declarations, label_columns: list):
     """(frame, features, numeric, categorical): the whole file, and its feature columns
     with numeric columns as floats and categorical ones as text (missing stays missing)."""
@@ -215,10 +233,13 @@ def read_features(path: str, declared: Declarations, label_columns: list):
     for c in columns:
         if c in declared.numeric_columns():
             numeric.append(c)
-        elif c in categorical_declared or not _is_number_kind(frame[c]):
+        elif c in categorical_declared:
             categorical.append(c)
-        else:
+        elif _is_number_kind(frame[c]):
             numeric.append(c)
+        else:
+            _check_not_mixed(frame[c], c, path)
+            categorical.append(c)
     features = frame[columns].copy()
     for c in numeric:
         features[c] = _as_numbers(frame[c], c, path, "declared numeric (--bounds or the schema)")
