@@ -13,13 +13,31 @@ from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charge, charging
 from ..privacy.noise import make_rng
 
-__all__ = ["PrivateTransformerMixin", "spent_of", "PreprocessingNoiseWarning"]
+__all__ = ["PrivateTransformerMixin", "spent_of", "PreprocessingNoiseWarning", "is_dask", "transform_partitions"]
 
 
 class PreprocessingNoiseWarning(UserWarning):
     """The private statistics of a preprocessing step will be mostly noise at this n and
     epsilon. Computed from public inputs only (n, the number of draws, epsilon, the grid
     sizes), before the data is read: it quotes nothing of the data."""
+
+
+def is_dask(X) -> bool:
+    from ..distributed import is_dask_collection
+
+    return is_dask_collection(X)
+
+
+def transform_partitions(transformer, X):
+    """``transformer.transform`` of a Dask DataFrame, partition by partition (each row is
+    mapped by the released values alone, so a partition needs nothing of the others)."""
+    import numpy as np
+    import pandas as pd
+
+    names = list(transformer.get_feature_names_out([str(c) for c in X.columns]))
+    meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
+    return X.map_partitions(lambda part: pd.DataFrame(transformer.transform(part), index=part.index, columns=names),
+                            meta=meta)
 
 
 def spent_of(event, delta: float = 0.0) -> PrivacyBudget | None:

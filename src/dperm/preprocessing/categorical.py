@@ -43,7 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..privacy import events as ev
 from ..privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
-from ._base import PrivateTransformerMixin
+from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 
 __all__ = ["PrivateOneHotEncoder", "MISSING", "histogram_threshold", "noise_scale"]
 
@@ -78,12 +78,6 @@ def histogram_threshold(t: int, delta: float) -> int:
 def _column_values(column) -> np.ndarray:
     values = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column.astype(object)
     return values.where(~pd.isna(values), MISSING).to_numpy(dtype=object)
-
-
-def _is_dask(X) -> bool:
-    from ..distributed import is_dask_collection
-
-    return is_dask_collection(X)
 
 
 def _category_counts(column, dask: bool) -> pd.Series:
@@ -239,10 +233,7 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
         """One-hot rows over the released categories (unknown values: zeros)."""
         check_is_fitted(self, "categories_")
         if _is_dask(X):
-            names = list(self.get_feature_names_out([str(c) for c in X.columns]))
-            meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
-            return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
-                                    meta=meta)
+            return transform_partitions(self, X)
         frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False))
         blocks = []
         for j, cats in enumerate(self.categories_):

@@ -13,18 +13,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
-from ._base import PrivateTransformerMixin
+from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile, spread_counts
 
 __all__ = ["PrivateScaler"]
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
-
-
-def _is_dask(X) -> bool:
-    from ..distributed import is_dask_collection
-
-    return is_dask_collection(X)
 
 
 class _InMemoryColumns:
@@ -293,10 +287,7 @@ class PrivateScaler(PrivateTransformerMixin):
         """Rows mapped one by one with the released centre and spread (a post-processing)."""
         check_is_fitted(self, "centre_")
         if _is_dask(X):
-            names = list(self.get_feature_names_out([str(c) for c in X.columns]))
-            meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
-            return X.map_partitions(lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names),
-                                    meta=meta)
+            return transform_partitions(self, X)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
         p = X.shape[1]
         out = np.empty((X.shape[0], 2 * p if self.missing_indicator else p))
