@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 __all__ = [
     "check_matrix", "check_vector", "check_positive", "check_fraction", "check_sample_weight", "DataNormWarning",
-    "non_numeric_columns_error",
+    "non_numeric_columns_error", "check_bounds_pair",
 ]
 
 
@@ -111,6 +111,18 @@ def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return y
+
+
+def check_bounds_pair(pair, what: str) -> tuple[float, float]:
+    """``(low, high)`` as floats with finite ``low < high``, or a ValueError naming ``what``
+    (declared public bounds: no data involved)."""
+    try:
+        low, high = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a pair (low, high) of numbers, got {pair!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"{what} must be a pair (low, high) of finite numbers with low < high, got {pair!r}")
+    return low, high
 
 
 def non_numeric_columns_error(X) -> ValueError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from numbers import Real
 
@@ -12,7 +11,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import DataNormWarning
+from .._validation import DataNormWarning, check_bounds_pair
 from ..algorithms import registry
 from ..defaults import multinomial_auto_solver
 from ..distributed import is_dask_collection
@@ -362,13 +361,7 @@ def _check_y_bounds(y_bounds) -> tuple[float, float] | None:
     is spent; no data involved)."""
     if y_bounds is None:
         return None
-    try:
-        lo, hi = (float(v) for v in y_bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"y_bounds must be None or a pair (lo, hi) of numbers, got {y_bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"y_bounds must be a pair (lo, hi) of finite numbers with lo < hi, got {y_bounds!r}")
-    return lo, hi
+    return check_bounds_pair(y_bounds, "y_bounds")
 
 
 _Y_BOUNDS_DOC = """

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..privacy import events as ev
 from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
+from .._validation import check_bounds_pair
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile, spread_counts
 
@@ -65,14 +66,7 @@ class _DaskColumns:
         return below, at_or_below, sum(r[2] for r in results)
 
 
-def _check_pair(pair, what: str) -> tuple[float, float]:
-    try:
-        low, high = (float(v) for v in pair)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a pair (low, high) of numbers, got {pair!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise ValueError(f"{what} must satisfy low < high, both finite, got {pair!r}")
-    return low, high
+_check_pair = check_bounds_pair
 
 
 class PrivateScaler(PrivateTransformerMixin):
