@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
 from sklearn.preprocessing import StandardScaler
 
 import dperm
@@ -183,7 +184,7 @@ def test_replace_one_neighbours_release_the_same_public_values():
     assert params[0] == params[1]  # the estimator's budget and data_norm: public
 
 
-def test_scikit_learn_search_warns_and_private_search_is_refused():
+def test_scikit_learn_search_warns_and_private_search_needs_a_public_structure():
     from sklearn.model_selection import cross_val_score
 
     from dperm.model_selection import PrivateSearch
@@ -192,6 +193,35 @@ def test_scikit_learn_search_warns_and_private_search_is_refused():
     model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, random_state=0)
     with pytest.warns(PrivacyWarning, match="model selection"):
         cross_val_score(model, X, y, cv=2)
-    search = PrivateSearch(model, {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0)
-    with pytest.raises(NotImplementedError, match="PrivateSearch"):
+    # categories selected privately: each run's mechanism would depend on the data
+    ledger = BudgetAccountant(5.0, 1e-5)
+    search = PrivateSearch(model, {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0,
+                           accountant=ledger)
+    with pytest.raises(NotImplementedError, match="categories of every categorical column declared"):
         search.fit(X, y)
+    assert ledger.spent is None  # refused before anything was charged
+    regression = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, categories={"city": ["a", "b", "c"]})
+    with pytest.raises(NotImplementedError, match="classifiers only"):
+        PrivateSearch(regression, {"dplinearregression__alpha": [0.1]}, epsilon=1.0).fit(X, X["age"].to_numpy())
+
+
+@pytest.mark.parametrize("random_state", [0, None])
+def test_private_search_over_a_pipeline_with_declared_categories(random_state):
+    """Preprocessing and model hyperparameters searched under one budget: every run is the
+    mechanism planned on the table's stand-in (the search checks each run's event against
+    its plan), and the whole search is one repeat-and-select charge."""
+    from dperm.model_selection import PrivateSearch
+    from dperm.privacy import events as ev
+
+    X, y = _data(n=2000)
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,
+                                categories={"city": ["a", "b", "c"]})
+    ledger = BudgetAccountant(1.0, 1e-5)
+    grid = {"dplogisticregression__alpha": [1e-3, 1e-2], "privatepreprocessor__spread_multiple": [2.0, 3.0]}
+    search = PrivateSearch(model, grid, epsilon=1.0, delta=1e-5, random_state=random_state,
+                           accountant=ledger).fit(X, y)
+    assert isinstance(search.event_, ev.RepeatAndSelectDpEvent)
+    assert search.privacy_spent_.epsilon <= 1.0 and ledger.spent.epsilon <= 1.0 + 1e-9
+    assert len(ledger.events) == 1
+    assert search.best_params_ in list(ParameterGrid(grid))
+    assert set(search.predict(X)) <= {"no", "yes"}

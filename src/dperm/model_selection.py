@@ -152,6 +152,12 @@ def _parameter_grid(param_grid):
     return ParameterGrid(param_grid)
 
 
+def _is_pipeline(estimator) -> bool:
+    from .pipeline import DPPipeline
+
+    return isinstance(estimator, DPPipeline)
+
+
 def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
@@ -243,6 +249,9 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             if not candidates:
                 raise ValueError("param_grid has no candidate")
             return candidates
+        if _is_pipeline(self.estimator):
+            raise ValueError("PrivateSearch over a pipeline needs a param_grid (with step-prefixed names, e.g. "
+                             "{'dplogisticregression__alpha': [...]})")
         from .defaults import estimator_alpha
 
         est = self.estimator
@@ -286,16 +295,40 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
 
     def _stand_in(self, X, m_train: int, y):
         """Zeros of the training rows' shape, container and dtype (the solver choice may depend
-        on them), labels cycling through the label set: public inputs only."""
+        on them), labels cycling through the label set: public inputs only. A DataFrame's
+        stand-in keeps its columns and their types (the schema), zeros in the numeric ones,
+        a declared category (else one fixed text) in the others."""
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):
+            return self._frame_stand_in(X, m_train, y)
         n_features = X.shape[1]
         dtype = X.dtype if getattr(X, "dtype", None) in (np.float32, np.float64) else np.float64
         # np.zeros maps the zero page: reading it costs no memory
         X0 = sp.csr_matrix((m_train, n_features), dtype=dtype) if sp.issparse(X) else np.zeros((m_train, n_features), dtype)
+        return X0, self._stand_in_labels(m_train, y)
+
+    def _stand_in_labels(self, m_train: int, y):
         if not is_classifier(self.estimator):
-            return X0, np.zeros(m_train)
-        declared = getattr(self.estimator, "classes", None)
+            return np.zeros(m_train)
+        final = self.estimator.steps[-1][1] if _is_pipeline(self.estimator) else self.estimator
+        declared = getattr(final, "classes", None)
         labels = np.asarray(declared) if declared is not None else np.unique(y)  # the label set is public
-        return X0, np.resize(labels, m_train)
+        return np.resize(labels, m_train)
+
+    def _frame_stand_in(self, X, m_train: int, y):
+        import pandas as pd
+
+        declared = {}
+        if _is_pipeline(self.estimator):
+            for _, step in self.estimator.steps[:-1]:
+                declared.update(getattr(step, "categories", None) or {})
+        columns = {}
+        for c in X.columns:
+            dtype = X[c].dtype
+            if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+                columns[c] = np.zeros(m_train, dtype=dtype)
+            else:
+                columns[c] = np.full(m_train, list(declared.get(c, ["?"]))[0], dtype=object)
+        return pd.DataFrame(columns, columns=list(X.columns)), self._stand_in_labels(m_train, y)
 
     def _noisy_score(self, model, X, y, event: ev.DiscreteLaplaceRelease, source) -> float:
         """The integer score plus discrete Laplace noise, back in score units (per row)."""
@@ -326,6 +359,12 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction}")
         if hasattr(X, "tocsr"):
             X = X.tocsr()
+        if _is_pipeline(self.estimator):
+            from .pipeline import check_searchable
+
+            check_searchable(self.estimator, X)  # before anything is charged
+            if sample_weight is not None:
+                raise NotImplementedError("PrivateSearch over a pipeline takes no sample_weight yet")
         n, n_features = X.shape
         n_val = int(round(fraction * n))
         if (fraction > 0 and n_val < 1) or n - n_val < 2:

@@ -37,7 +37,7 @@ from sklearn.preprocessing import FunctionTransformer
 from .privacy import events as ev
 from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
 
-__all__ = ["DPPipeline", "make_pipeline", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
+__all__ = ["DPPipeline", "make_pipeline", "check_searchable", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
 
 DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
 DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
@@ -62,20 +62,42 @@ def _seed_list(random_state, count: int) -> list:
     return [np.random.default_rng(s) for s in np.random.SeedSequence(int(random_state)).spawn(count)]
 
 
-def _refuse_private_search() -> None:
-    """PrivateSearch accounts each run by the event of a fit on a stand-in of zeros (a
-    NumPy array of the training shape); a pipeline's event depends on its input's column
-    types and on the categories it releases, which such a stand-in does not have, so the
-    search would account a different mechanism than the one it runs. Refused until
-    PrivateSearch plans pipelines itself. Reads module names of the call stack only."""
+def _inside_private_search() -> bool:
+    """Whether this fit runs inside :class:`dperm.model_selection.PrivateSearch` (its plan
+    or one of its runs). Reads module names of the call stack only."""
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_globals.get("__name__", "") == "dperm.model_selection" and frame.f_code.co_name in ("fit", "_plan"):
-            raise NotImplementedError(
-                "PrivateSearch over a DPPipeline is not supported yet: its accounting plans each run on a stand-in "
-                "without the table's column types; search the estimator's hyperparameters on preprocessed rows, or "
-                "fit the pipeline once")
+        if frame.f_globals.get("__name__", "") == "dperm.model_selection" and frame.f_code.co_name in (
+                "fit", "_plan", "_runs"):
+            return True
         frame = frame.f_back
+    return False
+
+
+def check_searchable(pipeline, X) -> None:
+    """Refuse (before anything is charged) a pipeline that :class:`~dperm.model_selection.
+    PrivateSearch` cannot account for. The search plans each run's event on a stand-in of
+    the table (its shape and column types, no data) and requires every run to be that
+    mechanism. A pipeline qualifies when everything its event depends on is public: a
+    classifier (a regressor's noisy score is in the units of its private target bounds),
+    and no category selected privately (the number of released categories sets the
+    model's dimension, and with it ``alpha="auto"``): every categorical column needs its
+    declared categories."""
+    final = pipeline.steps[-1][1]
+    if is_regressor(final):
+        raise NotImplementedError("PrivateSearch over a DPPipeline takes classifiers only: a regressor's noisy score "
+                                  "would be in the units of privately estimated target bounds")
+    from .preprocessing.table import PrivatePreprocessor
+
+    for _, step in pipeline.steps[:-1]:
+        if isinstance(step, PrivatePreprocessor) and hasattr(X, "columns"):
+            _, categorical = step._roles(X)
+            undeclared = [c for c in categorical if c not in (step.categories or {})]
+            if undeclared:
+                raise NotImplementedError(
+                    f"PrivateSearch over a DPPipeline needs the categories of every categorical column declared "
+                    f"(undeclared: {undeclared}): privately selected categories would make each run's mechanism "
+                    "depend on the data; declare them, e.g. make_pipeline(..., categories={column: [...]})")
 
 
 class DPPipeline(Pipeline):
@@ -141,7 +163,8 @@ class DPPipeline(Pipeline):
     def fit(self, X, y=None, **params):
         """Fit the steps in order, each private step charged before it reads the data."""
         total = PrivacyBudget(self.epsilon, self.delta)
-        _refuse_private_search()
+        if _inside_private_search():
+            check_searchable(self, X)
         from .model_selection import warn_if_model_selection
 
         warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
