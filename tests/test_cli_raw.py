@@ -299,3 +299,25 @@ def test_a_column_mixing_numbers_and_text_is_refused_before_any_charge(tmp_path,
     (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["age"]}))
     assert _fit(train, tmp_path / "m.json", "--schema", str(tmp_path / "schema.json")) == 0
     assert "age" in json.load(open(tmp_path / "m.json"))["preprocessing"]["categories"]
+
+
+def test_predict_to_a_closed_pipe_stops_quietly(tmp_path):
+    """`dperm predict model.json big.csv --out - | head -1`: the reader goes away; the
+    command stops without an error message, with a SIGPIPE death's status (141)."""
+    import os
+    import subprocess
+    import sys
+
+    train = _write(_raw(), tmp_path / "train.csv")
+    assert _fit(train, tmp_path / "m.json", "--bounds", "age=0:100") == 0
+    big = pd.concat([_raw(n=1500, seed=s).drop(columns="target") for s in range(40)], ignore_index=True)
+    _write(big, tmp_path / "big.csv")
+    env = dict(os.environ, DPERM_WARMUP="0", PYTHONPATH=os.pathsep.join(sys.path))
+    process = subprocess.Popen([sys.executable, "-m", "dperm.cli", "predict", str(tmp_path / "m.json"),
+                                str(tmp_path / "big.csv"), "--out", "-"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert process.stdout.readline().strip() == b"prediction"
+    process.stdout.close()  # the reader goes away
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 141, err
+    assert b"error" not in err.lower(), err

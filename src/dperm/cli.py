@@ -994,6 +994,16 @@ def _budget_exceeded(error: BaseException) -> bool:
     return budget is not None and isinstance(error, budget.BudgetExceededError)
 
 
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's final flush of a
+    closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad usage or input, 1 internal failure)."""
     args = build_parser().parse_args(argv)
@@ -1004,6 +1014,11 @@ def main(argv=None) -> int:
         except (CLIError, ValueError, TypeError) as error:
             print(f"dperm: error: {_one_line(error)}", file=sys.stderr)
             return 2
+        except BrokenPipeError:
+            # the reader of standard output went away (`dperm predict ... --out - | head`):
+            # stop quietly, as Unix tools do, with the status of a SIGPIPE death
+            _silence_stdout()
+            return 141
         except OSError as error:
             where = f": {error.filename}" if error.filename else ""
             print(f"dperm: error: {error.strerror or _one_line(error)}{where}", file=sys.stderr)
