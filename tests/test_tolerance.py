@@ -211,3 +211,35 @@ def test_the_floor_tolerance_is_reached_on_every_problem(mu, d, dtype, intercept
             fit = get("objective_perturbation").fit(problem, PrivacyBudget(8.0, 1e-6), rng=1, tolerance=1e-300)
         assert np.all(np.isfinite(fit.coef))
         assert fit.hyperparameters["tolerance"] < 1e-9
+
+
+@pytest.mark.parametrize("constraint", [("l2_ball", 0.5), ("l2_ball", 50.0), ("box", 0.3)])
+def test_constrained_output_perturbation_certifies_its_residual(constraint):
+    """With a constraint the residual was the solver's own float64 figure, uncertified: a
+    requested tolerance below float64's reach was kept (1e-13 here, under a rounding error
+    of about 1e-12), so the sensitivity 2 gamma / mu could understate the released point's
+    distance to the exact minimizer. Now gamma is raised to a public floor before the
+    solve, and the released point is one projected step on the certified gradient, whose
+    distance to the minimizer is within residual / mu."""
+    from dperm.algorithms.output_perturbation import _certified_constrained_point, constrained_tolerance
+    from dperm.problem.reference import solve_reference
+
+    X, y = _data(20000, 8, dtype=np.float32)
+    problem = ERMProblem(X, y, "logistic", ("l2", 1e-2), constraint)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = get("output_perturbation").fit(problem, BUDGET, rng=0, tolerance=1e-13)
+    gamma = fit.hyperparameters["tolerance"]
+    assert gamma == constrained_tolerance(problem, 1e-13) > 1e-13
+    assert any("below what float64 arithmetic can certify" in str(w.message) for w in caught)
+    # the certificate: the point it releases is within residual / mu of the exact minimizer
+    exact = solve_reference(problem, tol=1e-12).coef
+    point, residual = _certified_constrained_point(problem, solve_reference(problem, tol=0.5 * gamma).coef)
+    assert residual <= gamma
+    assert np.linalg.norm(point - exact) <= residual / problem.strong_convexity + 1e-12
+    # public: the same tolerance on a neighbouring dataset
+    y2 = y.copy()
+    y2[0] = -y2[0]
+    other = get("output_perturbation").fit(ERMProblem(X, y2, "logistic", ("l2", 1e-2), constraint), BUDGET, rng=0,
+                                           tolerance=1e-13)
+    assert other.hyperparameters["tolerance"] == gamma and repr(other.event) == repr(fit.event)

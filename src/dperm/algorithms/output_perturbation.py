@@ -161,8 +161,9 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     if not (math.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be a finite number > 0, got {tolerance}")
     certify = _certifiable(problem)
-    if certify:  # reachable in float64 on any data of this shape and layout: decided from public inputs
-        tolerance = output_tolerance(problem, tolerance)
+    constrained = not certify and _certifiable_constrained(problem)
+    if certify or constrained:  # reachable in float64 on any data of this shape and layout: public inputs
+        tolerance = output_tolerance(problem, tolerance) if certify else constrained_tolerance(problem, tolerance)
         if requested is not None and tolerance > float(requested):
             warnings.warn(
                 f"tolerance={float(requested):.3g} is below what float64 arithmetic can certify for n={n} rows in "
@@ -171,8 +172,14 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
                                    dim=problem.n_features)  # before the data is read
-    solution = solve_reference(problem, tol=0.5 * tolerance if certify else tolerance)
-    residual = _certified_residual(problem, solution.coef) if certify else solution.residual
+    solution = solve_reference(problem, tol=0.5 * tolerance if (certify or constrained) else tolerance)
+    point = solution.coef
+    if certify:
+        residual = _certified_residual(problem, point)
+    elif constrained:
+        point, residual = _certified_constrained_point(problem, point)
+    else:
+        residual = solution.residual
     if not residual <= tolerance:
         raise RuntimeError(
             f"the solver did not reach the tolerance {tolerance:.3g}; nothing was released. "
@@ -180,7 +187,7 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
         )
     return PreparedRelease(
         algorithm="output_perturbation",
-        point=solution.coef,
+        point=point,
         calibration=calibration,
         hyperparameters={"tolerance": tolerance},
         info={"minimizer_sensitivity": 2.0 * L / (n * mu)},
@@ -194,6 +201,54 @@ def _certifiable(problem: ERMProblem) -> bool:
     the l1 part's subdifferential)`` at the solution itself)."""
     return (not getattr(problem, "_custom", False) and hasattr(problem, "certified_gradient")
             and problem.is_smooth and not problem.constraint.bounded)
+
+
+def _certifiable_constrained(problem: ERMProblem) -> bool:
+    """Whether a constrained solution's residual can be certified: a built-in smooth margin
+    loss with a smooth regularizer (no l1 part) over a bounded C (the residual is then the
+    gradient mapping's, at one projected step from the solution, see
+    :func:`_certified_constrained_point`)."""
+    return (not getattr(problem, "_custom", False) and hasattr(problem, "certified_gradient")
+            and problem.is_smooth and problem.constraint.bounded and problem.regularizer.is_smooth)
+
+
+def constrained_tolerance(problem: ERMProblem, tolerance: float) -> float:
+    """``max(tolerance, 4 (2 + mu/beta) floor)``, ``floor`` the certified gradient's rounding
+    error anywhere on C (points of norm <= its radius R, gradients of norm <= L + l2 R):
+    n, d, the summation layout and declared constants only. The factor ``2 + mu/beta`` is
+    what the rounding costs the constrained certificate (:func:`_certified_constrained_point`):
+    the solver's half of the tolerance plus that stays within it."""
+    from ..problem.erm import _rounding_bound
+    from .objective_perturbation import CERTIFICATE_MARGIN
+
+    radius = problem.constraint.l2_radius(problem.n_features)
+    gradient_norm = problem.lipschitz + problem.regularizer.l2 * radius
+    floor = _rounding_bound(problem, radius, gradient_norm, problem.certificate_accumulation())
+    return max(float(tolerance), CERTIFICATE_MARGIN * (2.0 + problem.strong_convexity / problem.smoothness) * floor)
+
+
+def _certified_constrained_point(problem: ERMProblem, w: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(w+, r)``: one projected gradient step from w on the certified float64 gradient,
+    and a bound r with ``||w+ - w*|| <= r / mu`` (w* the exact constrained minimizer).
+
+    With g the certified gradient (``||g - grad F(w)|| <= b``) and step s = 1/beta, the
+    exact step ``w+* = P_C(w - s grad F(w))`` is within ``s b`` of the computed w+ (the
+    projection is non-expansive), plus the step's own rounding ``e``. At w+*, twice the
+    gradient mapping, ``2 ||w - w+*|| / s``, bounds ``dist(0, grad F + N_C)``, so
+    ``||w+* - w*|| <= 2 (||w - w+|| + s b + e) / (s mu)`` and ``||w+ - w*||`` adds
+    ``s b + e``: r = ``2 (||w - w+|| + s b + e) / s + mu (s b + e)``."""
+    w = np.asarray(w, dtype=np.float64)
+    step = 1.0 / problem.smoothness
+    grad, bound = problem.astype(np.float64).certified_gradient(w)
+    w_plus = problem.prox_step(w, grad, step)
+    k = problem.n_features + 2
+    unit = 2.0**-53
+    gap = float(np.linalg.norm(w - w_plus)) * (1.0 + 2.0 * k * unit)
+    # rounding of w - s g and of the projection: a few ulps of the vectors involved, per coordinate
+    own = 8.0 * k * unit * (float(np.linalg.norm(w)) + step * float(np.linalg.norm(grad)))
+    moved = step * bound + own
+    residual = (2.0 * (gap + moved) / step + problem.strong_convexity * moved) * (1.0 + 4.0 * unit)
+    return w_plus, residual
 
 
 def output_tolerance(problem: ERMProblem, tolerance: float) -> float:
