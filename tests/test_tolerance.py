@@ -213,8 +213,11 @@ def test_the_floor_tolerance_is_reached_on_every_problem(mu, d, dtype, intercept
         assert fit.hyperparameters["tolerance"] < 1e-9
 
 
-@pytest.mark.parametrize("constraint", [("l2_ball", 0.5), ("l2_ball", 50.0), ("box", 0.3)])
-def test_constrained_output_perturbation_certifies_its_residual(constraint):
+@pytest.mark.parametrize("constraint, regularizer", [(("l2_ball", 0.5), ("l2", 1e-2)), (("l2_ball", 50.0), ("l2", 1e-2)),
+                                                     (("box", 0.3), ("l2", 1e-2)),
+                                                     (("l2_ball", 0.5), ("elastic_net", 2e-2, 0.5)),
+                                                     (("box", 0.3), ("elastic_net", 2e-2, 0.5))])
+def test_constrained_output_perturbation_certifies_its_residual(constraint, regularizer):
     """With a constraint the residual was the solver's own float64 figure, uncertified: a
     requested tolerance below float64's reach was kept (1e-13 here, under a rounding error
     of about 1e-12), so the sensitivity 2 gamma / mu could understate the released point's
@@ -225,7 +228,7 @@ def test_constrained_output_perturbation_certifies_its_residual(constraint):
     from dperm.problem.reference import solve_reference
 
     X, y = _data(20000, 8, dtype=np.float32)
-    problem = ERMProblem(X, y, "logistic", ("l2", 1e-2), constraint)
+    problem = ERMProblem(X, y, "logistic", regularizer, constraint)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = get("output_perturbation").fit(problem, BUDGET, rng=0, tolerance=1e-13)
@@ -240,6 +243,6 @@ def test_constrained_output_perturbation_certifies_its_residual(constraint):
     # public: the same tolerance on a neighbouring dataset
     y2 = y.copy()
     y2[0] = -y2[0]
-    other = get("output_perturbation").fit(ERMProblem(X, y2, "logistic", ("l2", 1e-2), constraint), BUDGET, rng=0,
+    other = get("output_perturbation").fit(ERMProblem(X, y2, "logistic", regularizer, constraint), BUDGET, rng=0,
                                            tolerance=1e-13)
     assert other.hyperparameters["tolerance"] == gamma and repr(other.event) == repr(fit.event)

@@ -205,11 +205,17 @@ def _certifiable(problem: ERMProblem) -> bool:
 
 def _certifiable_constrained(problem: ERMProblem) -> bool:
     """Whether a constrained solution's residual can be certified: a built-in smooth margin
-    loss with a smooth regularizer (no l1 part) over a bounded C (the residual is then the
-    gradient mapping's, at one projected step from the solution, see
-    :func:`_certified_constrained_point`)."""
+    loss over a bounded C (the residual is then the gradient mapping's, at one proximal
+    step from the solution, see :func:`_certified_constrained_point`), with a smooth
+    regularizer, or with an l1 part when C is an L2 ball or a box, where the step's
+    ``P_C(soft-threshold(.))`` is exactly the proximal map of ``l1 + indicator of C``
+    (separable for a box; for a ball centred at 0 the optimality conditions give a scaled
+    soft-threshold). Over an L1 ball with an l1 part it is not, and no certificate is made."""
+    from ..problem.constraints import Box, L2Ball
+
+    exact_prox = problem.regularizer.is_smooth or isinstance(problem.constraint, (L2Ball, Box))
     return (not getattr(problem, "_custom", False) and hasattr(problem, "certified_gradient")
-            and problem.is_smooth and problem.constraint.bounded and problem.regularizer.is_smooth)
+            and problem.is_smooth and problem.constraint.bounded and exact_prox)
 
 
 def constrained_tolerance(problem: ERMProblem, tolerance: float) -> float:
