@@ -8,7 +8,10 @@ geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009; no floating-point at
   those whose noisy count reaches ``threshold``. Replace-one moves one row from one
   category to another: two counts change by one, an L1 change of 2, so noise of scale t
   (``P(k) ~ exp(-|k|/t)``) gives pure ``2/t``-DP (a
-  :class:`~dperm.privacy.events.DiscreteLaplaceRelease` with sensitivity 2).
+  :class:`~dperm.privacy.events.DiscreteLaplaceRelease` with sensitivity 2). The
+  candidates must be distinct (a list with a value twice is refused before any charge:
+  each copy would get its own noisy count of the same rows, and one replaced row would
+  move k counts, a loss up to ``k/t + 1/t``).
 - **with no list at all** (the stability-based histogram; Korolova, Kenthapadi, Mishra,
   Ntoulas 2009; Bun, Nissim, Stemmer 2016): noisy counts of the categories present,
   keep those reaching a threshold T. Replace-one changes two counts by one; a count that
@@ -75,6 +78,15 @@ def histogram_threshold(t: int, delta: float) -> int:
     return m + 1
 
 
+def _has_duplicates(values) -> bool:
+    """Whether two entries of a declared list are equal as the counts see them (Python
+    equality and hash: 1, 1.0 and True are one key of the counts)."""
+    try:
+        return len(set(values)) != len(values)
+    except TypeError:  # unhashable entries: compared pairwise
+        return any(a == b for i, a in enumerate(values) for b in values[i + 1:])
+
+
 def _column_values(column) -> np.ndarray:
     values = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column.astype(object)
     return values.where(~pd.isna(values), MISSING).to_numpy(dtype=object)
@@ -113,7 +125,8 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     categories : None or a sequence (per column) of None or a list of categories
         Declared categories; None: selected privately.
     candidates : None or a sequence (per column) of None or a list
-        Declared candidate lists for the pure selection.
+        Declared candidate lists for the pure selection (each value once: a list with two
+        equal values is refused before any charge).
     min_frequency : float, default=0.001
         A post-processing: keep a category only if its noisy count is at least
         ``min_frequency * n`` (and, over candidates, at least ``3 t``, so that a
@@ -160,6 +173,12 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     def _plan(self, p: int):
         declared = self._per_column(self.categories, p, "categories")
         candidates = self._per_column(self.candidates, p, "candidates")
+        for j, values in enumerate(candidates):
+            if values is not None and _has_duplicates(values):
+                # two equal candidates get two independent noisy counts of the same rows:
+                # one replaced row would move more than the two counts the event charges for
+                raise ValueError(f"the candidates of column {j} list a value twice (or two equal values, "
+                                 "e.g. 1 and 1.0); list each candidate once")
         modes = ["declared" if d is not None else ("candidates" if c is not None else "histogram")
                  for d, c in zip(declared, candidates)]
         private = sum(m != "declared" for m in modes)
