@@ -97,3 +97,66 @@ def test_duplicate_candidates_are_refused_before_any_charge():
             PrivateOneHotEncoder(candidates=[candidates], epsilon=epsilon, accountant=accountant,
                                  random_state=0).fit(column)
     assert accountant.spent_epsilon == 0
+
+
+# ------------------------------------------------------------ the raw-CSV command line
+def _raw_table(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.normal(40, 12, n).round()
+    flag = rng.random(n) < 0.4
+    target = np.where((age - 40) / 12 + flag + rng.normal(0, 0.5, n) > 0.4, "yes", "no")
+    return pd.DataFrame({"age": age, "flag": flag, "target": target})
+
+
+def _fit_csv(frame, tmp_path, name, *extra):
+    from dperm.cli import main
+
+    path = tmp_path / f"{name}.csv"
+    frame.to_csv(path, index=False)
+    code = main(["fit", str(path), "--target", "target", "--classes", "no,yes", "--epsilon", "2", "--seed", "7",
+                 "--bounds", "age=0:100", "--out", str(tmp_path / f"{name}.json"), *extra])
+    return code, (json.loads((tmp_path / f"{name}.json").read_text()) if code == 0 else None)
+
+
+def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value_is_missing(tmp_path):
+    """pandas reads a True/False column as bool, but as Python objects (True, False, NaN)
+    once one value is missing. The categories a neighbour releases must not tell which:
+    before the fix model.json held ``["False", "True"]`` for one table and
+    ``[false, true]`` (JSON booleans) for its neighbour with one value missing."""
+    frame = _raw_table()
+    neighbour = frame.copy()
+    neighbour["flag"] = neighbour["flag"].astype(object)
+    neighbour.loc[0, "flag"] = np.nan  # replace-one: row 0's flag is now missing
+    code_a, a = _fit_csv(frame, tmp_path, "a")
+    code_b, b = _fit_csv(neighbour, tmp_path, "b")
+    assert code_a == code_b == 0
+    assert a["preprocessing"]["categories"]["flag"] == b["preprocessing"]["categories"]["flag"]
+    assert a["preprocessing"]["features_out"] == b["preprocessing"]["features_out"]
+
+
+@pytest.mark.parametrize("lone", ["x", 5.0, None])
+def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_path, capsys, lone):
+    """A column whose values are all missing but one takes the role of that one value:
+    numeric for a number, categorical for a text, so one replaced row flipped the model's
+    structure (model.json's numeric / categories, the feature count) between neighbours;
+    an all-missing column was numeric, and categorical once one row held a text. With
+    fewer than two values present an undeclared column is now refused (like a column
+    mixing numbers and text), before anything is charged; then no replace-one pair of
+    accepted tables gives a column two roles (one row cannot turn two numbers into texts)."""
+    from dperm.cli import main
+
+    frame = _raw_table().drop(columns="flag")
+    frame["note"] = pd.Series([np.nan] * len(frame), dtype=object)
+    if lone is not None:
+        frame.loc[3, "note"] = lone
+    ledger = str(tmp_path / "ledger.json")
+    assert main(["budget", ledger, "--epsilon", "5"]) == 0
+    code, _ = _fit_csv(frame, tmp_path, "m", "--accountant", ledger)
+    err = capsys.readouterr().err
+    assert code == 2 and "'note'" in err and "fewer than two values" in err
+    assert "'x'" not in err and "5.0" not in err  # no value quoted
+    assert json.load(open(ledger))["charges"] == []
+    # declared, the same table fits
+    (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["note"]}))
+    code, model = _fit_csv(frame, tmp_path, "m", "--schema", str(tmp_path / "schema.json"))
+    assert code == 0 and "note" in model["preprocessing"]["categories"]
