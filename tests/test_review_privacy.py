@@ -160,3 +160,25 @@ def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_pa
     (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["note"]}))
     code, model = _fit_csv(frame, tmp_path, "m", "--schema", str(tmp_path / "schema.json"))
     assert code == 0 and "note" in model["preprocessing"]["categories"]
+
+
+# ------------------------------------------------ the stability histogram's labels
+@pytest.mark.parametrize("first,common", [(1.0, 1), (-0.0, 0.0), (True, 1), (np.float64(2.0), np.int64(2))])
+def test_histogram_labels_do_not_tell_which_equal_value_came_first(first, common):
+    """The counts merge values equal in Python (1, 1.0, True; 0.0 and -0.0) into one key,
+    labelled by the first row holding one of them: the released category (and its
+    feature name) then told which representation row 0 held. Replacing row 0 must not
+    change any label; equal values now release one canonical label (an int for an
+    integral number)."""
+    n = 400
+    base = [common] * 300 + ["b"] * (n - 300)
+    D = pd.DataFrame({"c": pd.Series([first] + base[1:], dtype=object)})
+    D2 = pd.DataFrame({"c": pd.Series(["b"] + base[1:], dtype=object)})
+    fits = [PrivateOneHotEncoder(epsilon=4.0, delta=1e-6, random_state=3).fit(X) for X in (D, D2)]
+    labels = [[repr(v) for v in f.categories_[0]] for f in fits]
+    names = [list(f.get_feature_names_out(["c"])) for f in fits]
+    assert labels[0] == labels[1] and names[0] == names[1]
+    assert len(labels[0]) == 2  # both categories kept (counts far above the threshold)
+    # the transform still maps every representation onto its category
+    out = fits[0].transform(pd.DataFrame({"c": pd.Series([first, common, "b"], dtype=object)}))
+    assert out.tolist() == [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]] or out.tolist() == [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]

@@ -24,7 +24,9 @@ geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009; no floating-point at
   :class:`~dperm.privacy.events.ApproximateDpRelease` (basic composition with the rest).
   ``tests/test_preprocessing.py`` checks both claims on the exact output distributions.
 
-Only the selected categories are released (sorted), never their counts. The cut to
+Only the selected categories are released (sorted), never their counts; without a list
+each is labelled canonically (an integral number as an int: the counts merge 1, 1.0 and
+True, and the label must not tell which of them the first row held). The cut to
 ``max_categories`` (the largest noisy counts) and the ``min_frequency`` floor (a higher
 threshold) are post-processings of the release of the pairs (category, noisy count) above
 the threshold, which has the same guarantee: where both neighbours hold the same
@@ -106,6 +108,20 @@ def _category_counts(column, dask: bool) -> pd.Series:
     values = column.map_partitions(lambda part: pd.Series(_column_values(part), index=part.index, dtype=object),
                                    meta=(column.name, object))
     return values.value_counts().compute()
+
+
+def _canonical(value):
+    """One label per class of equal numbers, whatever representation the data held: the
+    counts merge values equal in Python (1, 1.0, True, numpy's 1; 0.0 and -0.0) into one
+    key named after the first row holding one of them, which is data. An integral number
+    becomes an int, another float a float; other values are kept (equal values of other
+    types are not merged by a canonical form: their label stays the first row's)."""
+    if isinstance(value, (bool, np.bool_, numbers.Integral)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return int(value) if value.is_integer() else value
+    return value
 
 
 def _sort_key(value):
@@ -238,8 +254,8 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
                 names = list(candidates[j])
                 true = np.array([int(counts.get(c, 0)) for c in names], dtype=np.int64)
                 floor = max(3 * t, self.min_frequency * n)
-            else:
-                names = list(counts.index)
+            else:  # labelled canonically: not by whichever equal value (1, 1.0, True) came first
+                names = [_canonical(v) for v in counts.index]
                 true = counts.to_numpy(dtype=np.int64)
                 floor = max(threshold, self.min_frequency * n)
             noisy = true + discrete_laplace(source, t, len(names)) if names else np.zeros(0, dtype=np.int64)
