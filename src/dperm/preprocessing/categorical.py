@@ -34,7 +34,10 @@ categories, the noisy count vector shifts by one in two coordinates (``e^(2/t)``
 category with one row disappears and another of positive count grows, the ratio is
 ``e^(1/t) / (1 - P(N >= T - 1))``, within ``e^(2/t)`` when that probability is at most
 ``1 - e^(-1/t)`` (the threshold is raised until it is); and a category that appears is released with
-probability ``P(N >= T - 1)``, the delta.
+probability ``P(N >= T - 1)``, the delta. The cut breaks ties of noisy counts by a public
+order of the categories (their sorted labels), never by the rows: an order of first
+appearance is data, and with it one replaced row moved the cut's winner by a loss
+well beyond ``2/t`` (``tests/test_review_privacy.py``).
 """
 
 from __future__ import annotations
@@ -126,6 +129,12 @@ def _canonical(value):
 
 def _sort_key(value):
     return (type(value).__name__, str(value)) if not isinstance(value, numbers.Real) else ("", float(value))
+
+
+def _order_key(value):
+    """A total order on the released labels that depends on the labels only (not on the
+    rows): :func:`_sort_key`, then the label's repr (two large ints of one float)."""
+    return (_sort_key(value), repr(value))
 
 
 class PrivateOneHotEncoder(PrivateTransformerMixin):
@@ -257,13 +266,17 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
             else:  # labelled canonically: not by whichever equal value (1, 1.0, True) came first
                 names = [_canonical(v) for v in counts.index]
                 true = counts.to_numpy(dtype=np.int64)
+                # in a public order (the counts come in the order of the values' first rows):
+                # the max_categories cut breaks ties of noisy counts by this order
+                order = sorted(range(len(names)), key=lambda i: _order_key(names[i]))
+                names, true = [names[i] for i in order], true[order]
                 floor = max(threshold, self.min_frequency * n)
             noisy = true + discrete_laplace(source, t, len(names)) if names else np.zeros(0, dtype=np.int64)
             keep = np.flatnonzero(noisy >= floor)
             if self.max_categories is not None and keep.size > self.max_categories:
                 keep = keep[np.argsort(-noisy[keep], kind="stable")[: int(self.max_categories)]]
             # release the set only: sorted, no counts, no order by frequency
-            chosen = sorted((names[i] for i in keep), key=_sort_key)
+            chosen = sorted((names[i] for i in keep), key=_order_key)
             selected.append(np.asarray(chosen, dtype=object))
         self.categories_ = selected
         self.n_features_in_ = p
