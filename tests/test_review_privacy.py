@@ -219,3 +219,106 @@ def test_max_categories_cut_breaks_ties_by_a_public_order(monkeypatch):
         for A, B in ((P, Q), (Q, P)):
             divergence = sum(max(0.0, A[S] - math.exp(2.0 / t) * B[S]) for S in A)
             assert divergence <= 1e-9, (gap, divergence)
+
+
+# ----------------------------------------- dp_newton and SSP: weights, intercept, clipping
+@pytest.mark.parametrize("loss", ["logistic", "huber", "squared"])
+def test_newton_sensitivities_hold_with_weights_intercept_and_clipped_rows(loss):
+    """The module's bounds on the neighbours the other tests leave out: per-example weights
+    in [0, 1] (the replaced record's weight changes too), the intercept column inside the
+    declared norm, rows above ``data_norm`` (clipped by the problem), adversarial
+    replacements (the zero row, the row reversed, a row orthogonal to the others). Every
+    released quantity is computed by the code dp_newton runs (problem.gradient,
+    problem.hessian + lambda_0 I, then the solve), divided by its sensitivity."""
+    import dperm.algorithms.newton as nt
+    from dperm.problem.erm import ERMProblem
+
+    rng = np.random.default_rng(11)
+    n, d, R, B, mu, c = 12, 3, 1.5, 2.0, 0.02, 0.6
+    worst = dict.fromkeys(("gradient", "trace", "hessian", "direction"), 0.0)
+    import warnings
+
+    for trial in range(80):
+        X = rng.normal(size=(n, d)) * rng.uniform(0.2, 2.5, size=(n, 1))  # some rows above R: clipped
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss == "logistic" else rng.uniform(-B, B, n)
+        s = rng.uniform(0, 1, n)
+        X2, y2, s2 = X.copy(), y.copy(), s.copy()
+        kind = trial % 4
+        X2[0] = (0.0 * X[0], -X[0], np.cross(X[1], X[2]) * 10.0, rng.normal(size=d) * 3.0)[kind]
+        y2[0] = -y[0] if loss == "logistic" else rng.choice([-B, B])
+        s2[0] = rng.choice([0.0, 1.0, rng.uniform()])
+        s[0] = rng.choice([1.0, rng.uniform()])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            P, Q = (ERMProblem(A, t, loss, ("l2", mu), data_norm=R, label_bound=B, intercept_scaling=c,
+                               sample_weight=w) for A, t, w in ((X, y, s), (X2, y2, s2)))
+        w = rng.normal(size=d + 1) * rng.uniform(0, 3)
+        worst["gradient"] = max(worst["gradient"], np.linalg.norm(P.gradient(w) - Q.gradient(w))
+                                / nt.gradient_bound(P, w))
+        HP, HQ = P.hessian(w), Q.hessian(w)
+        worst["trace"] = max(worst["trace"], abs(np.trace(HP) - np.trace(HQ)) / nt.trace_sensitivity(P))
+        worst["hessian"] = max(worst["hessian"], np.linalg.norm(HP - HQ) / nt.hessian_frobenius_sensitivity(P))
+        g, lam0 = rng.normal(size=d + 1), rng.uniform(1, 5) / n
+        dP = np.linalg.solve(HP + lam0 * np.eye(d + 1), g)
+        dQ = np.linalg.solve(HQ + lam0 * np.eye(d + 1), g)
+        bound = nt.direction_sensitivity(np.linalg.norm(g), P.constants.loss_smoothness, n, lam0 + mu)
+        worst["direction"] = max(worst["direction"], np.linalg.norm(dP - dQ) / bound)
+    assert all(v <= 1.0 + 1e-9 for v in worst.values()), worst
+    assert all(v > 0.05 for v in worst.values()), worst  # the checks measured something
+
+
+def test_ssp_releases_attain_their_sensitivity_with_an_intercept_and_weights():
+    """The Gram and moment SSP releases (the code's gram_and_moment through the isometric
+    triangle, the intercept column included) on the worst pairs the module names: two
+    orthogonal rows of norm R (Gram: sqrt(2) R^2) and a row reversed with its label kept
+    (moment: 2 R B), weight 1 against weight 1; with a weight below 1 the difference
+    shrinks, and lambda_min moves by at most R^2."""
+    import importlib
+
+    ss = importlib.import_module("dperm.algorithms.sufficient_statistics")
+    from dperm.problem.erm import ERMProblem
+
+    n, R, B, c = 6, 2.0, 3.0, 1.2
+    f = math.sqrt(R * R - c * c)  # feature norm left by the intercept column
+    X = np.zeros((n, 3))
+    X[0] = [f, 0, 0]
+    X[1:, 2] = 0.3
+    y = np.full(n, B)
+    X2 = X.copy()
+    X2[0] = [-f, 0, 0]  # moment: (x, c) -> (-x, c): not reversed in the intercept coordinate
+    X3 = X.copy()
+    X3[0] = [0, f, 0]  # <(x, c), (x', c)> = c^2: not orthogonal either
+    cases = []
+    for A in (X, X2, X3):
+        cases.append(ERMProblem(A, y, "squared", data_norm=R, label_bound=B, intercept_scaling=c))
+    grams = [ss.gram_and_moment(p) for p in cases]
+    moment_move = np.linalg.norm(grams[0][1] - grams[1][1])
+    gram_move = np.linalg.norm(ss._upper(grams[0][0]) - ss._upper(grams[2][0]))
+    assert moment_move == pytest.approx(2 * f * B, rel=1e-12) and moment_move <= ss.moment_sensitivity(R, B)
+    expected = math.sqrt(2 * R**4 - 2 * c**4)  # ||z||^4 twice minus 2 <z, z'>^2 with <z, z'> = c^2
+    assert gram_move == pytest.approx(expected, rel=1e-12) and gram_move <= ss.gram_sensitivity(R)
+    # without the intercept the worst pairs attain the bounds exactly
+    plain = [ERMProblem(A * R / f, y, "squared", data_norm=R, label_bound=B) for A in (X, X2, X3)]
+    grams = [ss.gram_and_moment(p) for p in plain]
+    assert np.linalg.norm(grams[0][1] - grams[1][1]) == pytest.approx(ss.moment_sensitivity(R, B), rel=1e-12)
+    assert np.linalg.norm(ss._upper(grams[0][0]) - ss._upper(grams[2][0])) == pytest.approx(
+        ss.gram_sensitivity(R), rel=1e-12)
+    eig = [float(np.linalg.eigvalsh(g[0])[0]) for g in grams]
+    assert max(abs(eig[0] - e) for e in eig[1:]) <= ss.eigenvalue_sensitivity(R) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("weight", [0.0, -1.0, float("nan"), "2"])
+def test_a_bad_categorical_weight_is_refused_before_any_charge(weight):
+    """categorical_weight -1 with two numeric columns and one categorical gave the scaler
+    epsilon * 2 / (2 - 1), twice the preprocessor's whole budget, charged before the
+    encoder refused its negative epsilon."""
+    from dperm.preprocessing import PrivatePreprocessor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200),
+                      "c": rng.choice(["x", "y"], 200).astype(object)})
+    accountant = BudgetAccountant(100.0, 1e-3)
+    with pytest.raises(ValueError, match="categorical_weight"):
+        PrivatePreprocessor(categorical_weight=weight, epsilon=1.0, delta=1e-6, accountant=accountant,
+                            random_state=0).fit(X)
+    assert accountant.spent_epsilon == 0
