@@ -322,3 +322,16 @@ def test_a_bad_categorical_weight_is_refused_before_any_charge(weight):
         PrivatePreprocessor(categorical_weight=weight, epsilon=1.0, delta=1e-6, accountant=accountant,
                             random_state=0).fit(X)
     assert accountant.spent_epsilon == 0
+
+
+def test_a_histogram_without_delta_is_refused_before_the_scaler_charges():
+    """The encoder's refusal (no delta for the stability histogram) came after the
+    scaler had charged its draws: a fit that fails on its parameters charges nothing."""
+    from dperm.preprocessing import PrivatePreprocessor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "c": rng.choice(["x", "y"], 200).astype(object)})
+    accountant = BudgetAccountant(100.0, 1e-3)
+    with pytest.raises(ValueError, match="delta"):
+        PrivatePreprocessor(epsilon=1.0, delta=0.0, accountant=accountant, random_state=0).fit(X)
+    assert accountant.spent_epsilon == 0

@@ -208,6 +208,10 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         histograms = sum(c not in cats and c not in cands for c in categorical)
         delta_numeric = float(self.delta) / (2 if histograms else 1) if private_numeric else 0.0
         delta_categorical = float(self.delta) - delta_numeric
+        if histograms and not 0.0 < delta_categorical < 1.0:  # before the scaler charges anything
+            raise ValueError(
+                "selecting categories without a declared list (the stability histogram) needs delta > 0; "
+                "declare the categories or candidates of every categorical column, or give delta")
         seed = self.random_state
         if isinstance(seed, np.random.Generator):  # two blocks draw from one stream, in order
             seeds = (seed, seed)
