@@ -335,3 +335,37 @@ def test_a_histogram_without_delta_is_refused_before_the_scaler_charges():
     with pytest.raises(ValueError, match="delta"):
         PrivatePreprocessor(epsilon=1.0, delta=0.0, accountant=accountant, random_state=0).fit(X)
     assert accountant.spent_epsilon == 0
+
+
+def _charged_then_refused(estimator, y, **params):
+    import dperm
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=len(y)), "c": rng.choice(["u", "v"], len(y)).astype(object)})
+    accountant = BudgetAccountant(10.0, 1e-3)
+    with pytest.raises(ValueError) as error:
+        dperm.make_pipeline(estimator, epsilon=1.0, delta=1e-5, accountant=accountant, y_bounds=(-3, 3),
+                            random_state=0).fit(X, y, **params)
+    return accountant.spent_epsilon, str(error.value)
+
+
+def test_pipeline_checks_labels_targets_and_weights_before_the_preprocessing_charges():
+    """make_pipeline's preprocessing charged its draws, then the estimator refused a label
+    outside the declared classes (or a non-finite target, or a weight above 1): a
+    data-dependent error after a charge. The pipeline now runs the estimator's checks
+    first; the messages quote no value."""
+    import dperm
+
+    y = np.random.default_rng(1).integers(0, 2, 600)
+    y[5] = 7
+    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y)
+    assert spent == 0 and "outside the declared classes" in message and "7" not in message
+    target = np.random.default_rng(2).normal(size=600)
+    target[3] = np.nan
+    spent, message = _charged_then_refused(dperm.DPLinearRegression(), target)
+    assert spent == 0 and "finite" in message
+    weights = np.full(600, 0.5)
+    weights[9] = 1.5
+    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1),
+                                           dplogisticregression__sample_weight=weights)
+    assert spent == 0 and "[0, 1]" in message and "1.5" not in message
