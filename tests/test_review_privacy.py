@@ -369,3 +369,50 @@ def test_pipeline_checks_labels_targets_and_weights_before_the_preprocessing_cha
     spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1),
                                            dplogisticregression__sample_weight=weights)
     assert spent == 0 and "[0, 1]" in message and "1.5" not in message
+
+
+# ------------------------------------- the stability histogram, exact law from the code
+def test_stability_histogram_worst_pairs_within_its_event_from_the_code(monkeypatch):
+    """The released set of the stability histogram, its exact law read off the code: each
+    category present is kept iff its noisy count reaches the floor, so one noise value on
+    each side of the floor per category (fed in the encoder's public order of the labels,
+    sorted) and the exact discrete Laplace probabilities of the two sides give the law.
+    Neighbours move one row from a to b, over every kind of pair: a disappears, b appears,
+    both, counts at the threshold, far above, far below. The hockey-stick divergence at
+    the charged epsilon 2/t is at most the event's delta, and reaches it (b appearing)."""
+    import itertools
+
+    epsilon, delta = 1.0, 1e-3
+    t = cat.noise_scale(epsilon)
+    worst, charged = 0.0, None
+
+    def law(counts):
+        present = [k for k in sorted(counts) if counts[k] > 0]
+        column = [k for k in present for _ in range(counts[k])] + ["z"] * (200 - sum(counts.values()))
+        names = sorted(set(column))  # the encoder's order: sorted labels
+        out = {}
+        for keep in itertools.product((0, 1), repeat=len(names)):
+            counts_all = {k: column.count(k) for k in names}
+            noise = [floor - counts_all[k] - (0 if kk else 1) for k, kk in zip(names, keep)]
+            monkeypatch.setattr(cat, "discrete_laplace", _FixedNoise(noise))
+            enc = PrivateOneHotEncoder(min_frequency=0.0, max_categories=None, epsilon=epsilon, delta=delta,
+                                       random_state=0).fit(pd.DataFrame({"c": column}))
+            prob = math.prod(_survival(t, floor - counts_all[k]) if kk else 1 - _survival(t, floor - counts_all[k])
+                             for k, kk in zip(names, keep))
+            released = tuple(enc.categories_[0])
+            out[released] = out.get(released, 0.0) + prob
+        return out, enc
+
+    enc = PrivateOneHotEncoder(min_frequency=0.0, epsilon=epsilon, delta=delta)
+    floor = enc._plan(1)[5]  # the threshold the encoder uses (public: t and delta)
+    for ca, cb in [(1, 0), (1, 4), (1, floor + 3), (floor, floor - 1), (floor + 6, 0), (3, floor + 8),
+                   (floor + 9, floor - 9)]:
+        P, enc = law({"a": ca, "b": cb})
+        Q, _ = law({"a": ca - 1, "b": cb + 1})
+        charged = enc.privacy_spent_
+        for A, B in ((P, Q), (Q, P)):
+            divergence = sum(max(0.0, A[S] - math.exp(2.0 / t) * B.get(S, 0.0)) for S in A)
+            worst = max(worst, divergence)
+    assert charged.epsilon == pytest.approx(2.0 / t) and charged.delta <= delta
+    assert worst <= cat.release_probability(t, floor) * (1 + 1e-9)
+    assert worst >= 0.5 * cat.release_probability(t, floor)  # the delta is needed: a category appears
