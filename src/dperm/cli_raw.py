@@ -10,9 +10,11 @@ column, never a value of the data.
 Column roles: a declared column takes its declared role (``bounds`` or ``numeric``:
 numeric; ``categories`` or ``categorical``: categorical, read as text); an undeclared
 column is numeric when pandas reads every value of it as a number, categorical when no
-value of it is a number. A column that mixes both is refused before anything is charged
-(declare its role): otherwise one row could flip the role of a column, and with it the
-released model's structure, between neighbouring tables. The roles are then the table's
+value of it is a number. A column that mixes both, or that has fewer than two values
+(the others missing), is refused before anything is charged (declare its role):
+otherwise one row could flip the role of a column, and with it the released model's
+structure, between neighbouring tables. An undeclared categorical column is one-hot
+encoded over the file's text (True/False included, with or without missing values). The roles are then the table's
 schema, the same on replace-one neighbours (docs/your-data.md).
 Every numeric column gets a missing-value indicator (whether it has missing values or
 not: a choice made from the data would release that).
@@ -208,6 +210,23 @@ def _as_numbers(series, column: str, path: str, why: str):
     return numbers.astype(float)
 
 
+def _all_text(series) -> bool:
+    """Whether every present value of the column is a string (as pandas read it)."""
+    return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
+
+
+def _check_two_values(series, column: str, path: str) -> None:
+    """Refuse (before any charge) an undeclared column with fewer than two values present:
+    its role would be that of its one value (numeric for a number, categorical for a
+    text; an all-missing column reads as numbers), so one replaced row could flip it.
+    From two values on, a flip needs a table mixing numbers and text, refused too. The
+    error quotes no value."""
+    if int(series.notna().sum()) < 2:
+        raise _error(f"column {column!r} of {path!r} has fewer than two values (the others are missing), so its role "
+                     "(numeric or categorical) would rest on single rows; declare it (--categories, --bounds, or the "
+                     "schema's 'numeric' / 'categorical') or drop it")
+
+
 def _check_not_mixed(series, column: str, path: str) -> None:
     """Refuse (before any charge) an undeclared text column some of whose values are
     numbers: its role would rest on single rows. The error quotes no value."""
@@ -236,15 +255,20 @@ def read_features(path: str, declared: Declarations, label_columns: list):
         elif c in categorical_declared:
             categorical.append(c)
         elif _is_number_kind(frame[c]):
+            _check_two_values(frame[c], c, path)
             numeric.append(c)
         else:
+            _check_two_values(frame[c], c, path)
             _check_not_mixed(frame[c], c, path)
             categorical.append(c)
     features = frame[columns].copy()
     for c in numeric:
         features[c] = _as_numbers(frame[c], c, path, "declared numeric (--bounds or the schema)")
-    # undeclared categorical columns pandas did not read as text (True/False): the file's text
-    retype = [c for c in categorical if c not in categorical_declared and frame[c].dtype.kind != "O"]
+    # undeclared categorical columns pandas did not read as text: the file's text. Not only
+    # a bool column (True/False) but also one with a missing value, which pandas reads as
+    # Python objects True, False, NaN: else the released categories would be booleans for
+    # one table and strings for its neighbour, telling whether a value is missing.
+    retype = [c for c in categorical if c not in categorical_declared and not _all_text(frame[c])]
     if retype:
         text = _read(path, usecols=retype, dtype=str)
         for c in retype:

@@ -15,6 +15,10 @@ regression, the final dperm estimator) share the one total budget:
    epsilons of the steps before it (and ``delta`` minus their deltas), and the public
    row-norm bound of the last private transformer as its ``data_norm``.
 
+Before any step is charged, y and the sample weights pass the estimator's own checks
+(labels within the declared classes, a finite regression target, weights in [0, 1]): an
+error after the preprocessing's charge would release what it says about the data.
+
 All events are charged to one :class:`~dperm.privacy.budget.BudgetAccountant` (the one
 given, else the pipeline's own with the total budget, which refuses any overspending);
 ``event_`` is their composition and ``privacy_spent_`` what the one accountant
@@ -175,6 +179,8 @@ class DPPipeline(Pipeline):
         final_name, final = self.steps[-1]
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        if y is not None:
+            self._check_target_before_any_charge(final, final_name, y, params)
         if is_regressor(final) and y is not None:
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
@@ -247,6 +253,37 @@ class DPPipeline(Pipeline):
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
         return self
+
+    @staticmethod
+    def _check_target_before_any_charge(final, final_name: str, y, params: dict) -> None:
+        """The estimator's own checks of y and of the sample weights, run before the first
+        private step charges anything (the estimator runs them only after the preprocessing
+        has been charged, and a data-dependent error after a charge is a release): labels
+        within the declared classes, a classification target that looks categorical, a
+        finite regression target, weights in [0, 1]. Errors quote no value."""
+        from sklearn.base import is_classifier
+
+        from ._validation import check_sample_weight
+        from .distributed import is_dask_collection
+
+        if is_dask_collection(y):
+            return  # checked block by block by the estimator (never gathered here)
+        labels = np.asarray(y)
+        if is_classifier(final):
+            classes = final.get_params(deep=False).get("classes")
+            if classes is not None:
+                from .estimators.linear import resolve_classes
+
+                resolve_classes(classes, labels.ravel())
+            else:
+                from .estimators._base import check_categorical_target
+
+                check_categorical_target(labels, type(final).__name__)
+        elif labels.dtype.kind in "biuf" and not np.all(np.isfinite(labels)):
+            raise ValueError("y has missing or infinite values; a regression target must be finite")
+        weight = params.get(f"{final_name}__sample_weight")
+        if weight is not None and not is_dask_collection(weight) and np.ndim(weight) == 1:
+            check_sample_weight(weight, labels.shape[0])
 
     def _check_target_feasible(self, final, X, total) -> None:
         """Public inputs only, before anything is charged: refuse to estimate a regression

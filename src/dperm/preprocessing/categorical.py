@@ -8,7 +8,10 @@ geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009; no floating-point at
   those whose noisy count reaches ``threshold``. Replace-one moves one row from one
   category to another: two counts change by one, an L1 change of 2, so noise of scale t
   (``P(k) ~ exp(-|k|/t)``) gives pure ``2/t``-DP (a
-  :class:`~dperm.privacy.events.DiscreteLaplaceRelease` with sensitivity 2).
+  :class:`~dperm.privacy.events.DiscreteLaplaceRelease` with sensitivity 2). The
+  candidates must be distinct (a list with a value twice is refused before any charge:
+  each copy would get its own noisy count of the same rows, and one replaced row would
+  move k counts, a loss up to ``k/t + 1/t``).
 - **with no list at all** (the stability-based histogram; Korolova, Kenthapadi, Mishra,
   Ntoulas 2009; Bun, Nissim, Stemmer 2016): noisy counts of the categories present,
   keep those reaching a threshold T. Replace-one changes two counts by one; a count that
@@ -21,7 +24,9 @@ geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009; no floating-point at
   :class:`~dperm.privacy.events.ApproximateDpRelease` (basic composition with the rest).
   ``tests/test_preprocessing.py`` checks both claims on the exact output distributions.
 
-Only the selected categories are released (sorted), never their counts. The cut to
+Only the selected categories are released (sorted), never their counts; without a list
+each is labelled canonically (an integral number as an int: the counts merge 1, 1.0 and
+True, and the label must not tell which of them the first row held). The cut to
 ``max_categories`` (the largest noisy counts) and the ``min_frequency`` floor (a higher
 threshold) are post-processings of the release of the pairs (category, noisy count) above
 the threshold, which has the same guarantee: where both neighbours hold the same
@@ -29,7 +34,10 @@ categories, the noisy count vector shifts by one in two coordinates (``e^(2/t)``
 category with one row disappears and another of positive count grows, the ratio is
 ``e^(1/t) / (1 - P(N >= T - 1))``, within ``e^(2/t)`` when that probability is at most
 ``1 - e^(-1/t)`` (the threshold is raised until it is); and a category that appears is released with
-probability ``P(N >= T - 1)``, the delta.
+probability ``P(N >= T - 1)``, the delta. The cut breaks ties of noisy counts by a public
+order of the categories (their sorted labels), never by the rows: an order of first
+appearance is data, and with it one replaced row moved the cut's winner by a loss
+well beyond ``2/t`` (``tests/test_review_privacy.py``).
 """
 
 from __future__ import annotations
@@ -75,6 +83,15 @@ def histogram_threshold(t: int, delta: float) -> int:
     return m + 1
 
 
+def _has_duplicates(values) -> bool:
+    """Whether two entries of a declared list are equal as the counts see them (Python
+    equality and hash: 1, 1.0 and True are one key of the counts)."""
+    try:
+        return len(set(values)) != len(values)
+    except TypeError:  # unhashable entries: compared pairwise
+        return any(a == b for i, a in enumerate(values) for b in values[i + 1:])
+
+
 def _column_values(column) -> np.ndarray:
     values = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column.astype(object)
     return values.where(~pd.isna(values), MISSING).to_numpy(dtype=object)
@@ -90,8 +107,28 @@ def _category_counts(column, dask: bool) -> pd.Series:
     return values.value_counts().compute()
 
 
+def _canonical(value):
+    """One label per class of equal numbers, whatever representation the data held: the
+    counts merge values equal in Python (1, 1.0, True, numpy's 1; 0.0 and -0.0) into one
+    key named after the first row holding one of them, which is data. An integral number
+    becomes an int, another float a float; other values are kept (equal values of other
+    types are not merged by a canonical form: their label stays the first row's)."""
+    if isinstance(value, (bool, np.bool_, numbers.Integral)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return int(value) if value.is_integer() else value
+    return value
+
+
 def _sort_key(value):
     return (type(value).__name__, str(value)) if not isinstance(value, numbers.Real) else ("", float(value))
+
+
+def _order_key(value):
+    """A total order on the released labels that depends on the labels only (not on the
+    rows): :func:`_sort_key`, then the label's repr (two large ints of one float)."""
+    return (_sort_key(value), repr(value))
 
 
 class PrivateOneHotEncoder(PrivateTransformerMixin):
@@ -107,7 +144,8 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     categories : None or a sequence (per column) of None or a list of categories
         Declared categories; None: selected privately.
     candidates : None or a sequence (per column) of None or a list
-        Declared candidate lists for the pure selection.
+        Declared candidate lists for the pure selection (each value once: a list with two
+        equal values is refused before any charge).
     min_frequency : float, default=0.001
         A post-processing: keep a category only if its noisy count is at least
         ``min_frequency * n`` (and, over candidates, at least ``3 t``, so that a
@@ -154,6 +192,12 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
     def _plan(self, p: int):
         declared = self._per_column(self.categories, p, "categories")
         candidates = self._per_column(self.candidates, p, "candidates")
+        for j, values in enumerate(candidates):
+            if values is not None and _has_duplicates(values):
+                # two equal candidates get two independent noisy counts of the same rows:
+                # one replaced row would move more than the two counts the event charges for
+                raise ValueError(f"the candidates of column {j} list a value twice (or two equal values, "
+                                 "e.g. 1 and 1.0); list each candidate once")
         modes = ["declared" if d is not None else ("candidates" if c is not None else "histogram")
                  for d, c in zip(declared, candidates)]
         private = sum(m != "declared" for m in modes)
@@ -213,16 +257,20 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
                 names = list(candidates[j])
                 true = np.array([int(counts.get(c, 0)) for c in names], dtype=np.int64)
                 floor = max(3 * t, self.min_frequency * n)
-            else:
-                names = list(counts.index)
+            else:  # labelled canonically: not by whichever equal value (1, 1.0, True) came first
+                names = [_canonical(v) for v in counts.index]
                 true = counts.to_numpy(dtype=np.int64)
+                # in a public order (the counts come in the order of the values' first rows):
+                # the max_categories cut breaks ties of noisy counts by this order
+                order = sorted(range(len(names)), key=lambda i: _order_key(names[i]))
+                names, true = [names[i] for i in order], true[order]
                 floor = max(threshold, self.min_frequency * n)
             noisy = true + discrete_laplace(source, t, len(names)) if names else np.zeros(0, dtype=np.int64)
             keep = np.flatnonzero(noisy >= floor)
             if self.max_categories is not None and keep.size > self.max_categories:
                 keep = keep[np.argsort(-noisy[keep], kind="stable")[: int(self.max_categories)]]
             # release the set only: sorted, no counts, no order by frequency
-            chosen = sorted((names[i] for i in keep), key=_sort_key)
+            chosen = sorted((names[i] for i in keep), key=_order_key)
             selected.append(np.asarray(chosen, dtype=object))
         self.categories_ = selected
         self.n_features_in_ = p

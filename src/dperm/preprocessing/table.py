@@ -69,6 +69,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         missing value (float, or pandas' nullable Int64 / Float64); none for a NumPy array
         (NaN maps to the centre).
     min_frequency, max_categories : passed to :class:`PrivateOneHotEncoder`.
+    categorical_weight : float > 0, default=1.0
+        A privately selected categorical column's share of epsilon relative to a
+        privately estimated numeric column's.
     row_norm : {"normalize", "scale", "none"}, default="normalize"
     epsilon : float, default=1.0
         Split between the scaler and the encoder in proportion to the number of
@@ -192,13 +195,23 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         bounds, cats, cands = self.bounds or {}, self.categories or {}, self.candidates or {}
         private_numeric = sum(c not in bounds for c in numeric)
         private_categorical = sum(c not in cats for c in categorical)
-        weight = float(self.categorical_weight)
+        weight = self.categorical_weight
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)) or not (
+                math.isfinite(weight) and weight > 0):
+            # before any charge: a weight <= 0 gave the scaler more than the whole epsilon
+            # (units below its column count) and failed in the encoder after the scaler's charge
+            raise ValueError(f"categorical_weight must be a finite number > 0, got {weight!r}")
+        weight = float(weight)
         units = private_numeric + weight * private_categorical
         # delta: to the category selection without lists (it needs it) and to the numeric
         # draws (their composition uses it), halved when both are private
         histograms = sum(c not in cats and c not in cands for c in categorical)
         delta_numeric = float(self.delta) / (2 if histograms else 1) if private_numeric else 0.0
         delta_categorical = float(self.delta) - delta_numeric
+        if histograms and not 0.0 < delta_categorical < 1.0:  # before the scaler charges anything
+            raise ValueError(
+                "selecting categories without a declared list (the stability histogram) needs delta > 0; "
+                "declare the categories or candidates of every categorical column, or give delta")
         seed = self.random_state
         if isinstance(seed, np.random.Generator):  # two blocks draw from one stream, in order
             seeds = (seed, seed)
