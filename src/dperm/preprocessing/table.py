@@ -24,12 +24,6 @@ def _is_numeric(dtype) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _can_be_missing(dtype) -> bool:
-    """Float columns and pandas' nullable extension columns (Int64, Float64, ...): the
-    numeric dtypes that can hold a missing value (NumPy integers cannot)."""
-    return pd.api.types.is_float_dtype(dtype) or pd.api.types.is_extension_array_dtype(dtype)
-
-
 class PrivatePreprocessor(PrivateTransformerMixin):
     """Private preprocessing of a raw table (pandas DataFrame or NumPy array).
 
@@ -65,9 +59,10 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         Declared candidate lists (pure selection) for categorical columns.
     spread_quantile, spread_multiple, refine : passed to :class:`PrivateScaler`.
     missing_indicator : "auto", bool, default="auto"
-        "auto": an indicator for every column of a DataFrame whose dtype can hold a
-        missing value (float, or pandas' nullable Int64 / Float64); none for a NumPy array
-        (NaN maps to the centre).
+        "auto": an indicator for every numeric column of a DataFrame, whatever its dtype
+        (a choice by dtype would follow the data: ``pd.read_csv`` reads an integer column
+        with one missing value as float, so one row would add a column to the model);
+        none for a NumPy array (NaN maps to the centre).
     min_frequency, max_categories : passed to :class:`PrivateOneHotEncoder`.
     categorical_weight : float > 0, default=1.0
         A privately selected categorical column's share of epsilon relative to a
@@ -174,7 +169,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.missing_indicator == "auto":
             if not self._was_frame:
                 return False
-            return [_can_be_missing(frame[c].dtype) for c in numeric]
+            return [True] * len(numeric)  # not by dtype: that can rest on one row (read_csv)
         return bool(self.missing_indicator)
 
     # ----------------------------------------------------------------------------- fit
