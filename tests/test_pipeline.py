@@ -225,3 +225,17 @@ def test_private_search_over_a_pipeline_with_declared_categories(random_state):
     assert len(ledger.events) == 1
     assert search.best_params_ in list(ParameterGrid(grid))
     assert set(search.predict(X)) <= {"no", "yes"}
+
+
+def test_shares_leaving_nothing_for_the_model_are_refused_before_any_charge():
+    X, y = _data(n=600)
+    ledger = BudgetAccountant(5.0, 1e-5)
+    model = dperm.make_pipeline(dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0, accountant=ledger,
+                                shares={"privatepreprocessor": 1.0}, random_state=0)
+    with pytest.raises(ValueError, match="share"):
+        model.fit(X, y)
+    regression = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=ledger,
+                                     shares={"privatepreprocessor": 0.95, "y": 0.1}, random_state=0)
+    with pytest.raises(ValueError, match="leave nothing for the estimator"):
+        regression.fit(X, X["age"].to_numpy(dtype=float))
+    assert ledger.spent is None

@@ -158,10 +158,22 @@ class DPPipeline(Pipeline):
         return float(share)
 
     def _check_shares(self) -> None:
+        """Names and sum of the shares, checked before anything is charged: the private
+        steps (and a regressor's private target bounds) must leave the estimator a part
+        of epsilon (public parameters only)."""
         known = {name for name, _ in self.steps} | {"y"}
         unknown = [k for k in (self.shares or {}) if k not in known]
         if unknown:
             raise ValueError(f"shares names no step of the pipeline: {unknown}")
+        total = sum(self._share(name, DEFAULT_TRANSFORMER_SHARE) for name, step in self.steps[:-1]
+                    if _is_private_transformer(step))
+        final = self.steps[-1][1]
+        if is_regressor(final) and isinstance(self.y_bounds, str) and \
+                final.get_params(deep=False).get("y_bounds") is None:
+            total += self._share("y", DEFAULT_TARGET_SHARE)
+        if not total < 1.0:
+            raise ValueError(f"the preprocessing shares add up to {total:g} of epsilon and leave nothing for the "
+                             "estimator; lower them (shares={step name: fraction})")
 
     # ---------------------------------------------------------------------- fit
     def fit(self, X, y=None, **params):
