@@ -100,3 +100,30 @@ def test_discrete_gaussian_law_from_the_os(scale):
     samples = fast_discrete_gaussian(SecureRandom(), scale, 2_000_000)
     support = np.arange(-8 * scale, 8 * scale + 1)
     assert _chi_square_pvalue(samples, support, _discrete_gaussian_pmf(scale, support)) > 1e-6
+
+
+def test_short_releases_take_the_reference_sampler_and_long_ones_the_compiled(monkeypatch):
+    """A short vector (a full-batch fit's release) skips loading the compiled kernel (about
+    a quarter of a second a process); both samplers draw the same law (above)."""
+    from dperm.privacy import exact_sampling, fast_sampling
+    from dperm.privacy.secure_release import secure_gaussian_release, secure_laplace_release
+
+    calls = []
+    for module, name in ((exact_sampling, "discrete_gaussian"), (exact_sampling, "discrete_laplace"),
+                         (fast_sampling, "fast_discrete_gaussian"), (fast_sampling, "fast_discrete_laplace")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _o=original, _n=name, **k: calls.append(_n) or _o(*a, **k))
+    secure_gaussian_release(np.zeros(fast_sampling.SMALL_DRAWS), 1.0, 1.0, source=GeneratorSource(0))
+    secure_laplace_release(np.zeros(3), 1.0, 1.0, source=GeneratorSource(0))
+    assert calls == ["discrete_gaussian", "discrete_laplace"]
+    calls.clear()
+    secure_gaussian_release(np.zeros(fast_sampling.SMALL_DRAWS + 1), 1.0, 1.0, source=GeneratorSource(0))
+    assert calls == ["fast_discrete_gaussian"]
+
+
+@pytest.mark.parametrize("scale", [2**20, 2**47])
+def test_the_reference_sampler_at_the_scales_of_short_releases(scale):
+    """Short releases reach the reference sampler with the scales of the secure grid (S up
+    to about 2^47 for objective perturbation's internal noise): its second moment there."""
+    samples = discrete_gaussian(GeneratorSource(5), scale, 40_000).astype(float)
+    assert abs(np.mean(samples ** 2) / scale**2 - 1.0) < 5 * math.sqrt(2.0 / 40_000)

@@ -249,3 +249,30 @@ def fast_discrete_laplace(source, scale: int, size: int, *, first_words: int | N
     if not 1 <= scale < 2**48:
         raise ValueError(f"scale must be an integer in [1, 2^48), got {scale}")
     return _draw(source, scale, size, False, first_words)
+
+
+# Below this many draws a release takes the NumPy reference sampler of
+# :mod:`dperm.privacy.exact_sampling` (the same law, several microseconds a draw): loading
+# the compiled kernel from numba's cache costs about a quarter of a second a process, more
+# than a few dozen draws take, and most full-batch fits release one short vector.
+SMALL_DRAWS = 256
+
+
+def discrete_gaussian_draws(source, scale: int, size: int) -> np.ndarray:
+    """``size`` iid draws of N_Z(0, S^2), exactly: the NumPy reference sampler for at most
+    :data:`SMALL_DRAWS` draws, the compiled one beyond (one law, two implementations,
+    checked against each other in ``tests/test_fast_sampling.py``)."""
+    if int(size) <= SMALL_DRAWS:
+        from .exact_sampling import discrete_gaussian
+
+        return discrete_gaussian(source, int(scale), int(size))
+    return fast_discrete_gaussian(source, scale, size)
+
+
+def discrete_laplace_draws(source, scale: int, size: int) -> np.ndarray:
+    """``size`` iid draws of P(y) ~ exp(-|y| / t), exactly (see :func:`discrete_gaussian_draws`)."""
+    if int(size) <= SMALL_DRAWS:
+        from .exact_sampling import discrete_laplace
+
+        return discrete_laplace(source, int(scale), int(size))
+    return fast_discrete_laplace(source, scale, size)

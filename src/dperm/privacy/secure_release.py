@@ -99,7 +99,7 @@ from .exact_sampling import (
     _bernoulli_exp_unit,
     bernoulli_exp,
 )
-from .fast_sampling import fast_discrete_gaussian, fast_discrete_laplace
+from .fast_sampling import discrete_gaussian_draws, discrete_laplace_draws
 
 __all__ = [
     "GRID_SENSITIVITY_BITS",
@@ -308,7 +308,7 @@ def secure_gaussian_release(values, sigma: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_gaussian_parameters(sigma, sensitivity, values.size)
-    noise = fast_discrete_gaussian(_source(source), params.noise_multiple, values.size)
+    noise = discrete_gaussian_draws(_source(source), params.noise_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
@@ -425,7 +425,7 @@ def secure_laplace_release(values, epsilon: float, sensitivity: float, *,
     """
     values = _as_values(values)
     params = secure_laplace_parameters(epsilon, sensitivity, values.size)
-    noise = fast_discrete_laplace(_source(source), params.scale_multiple, values.size)
+    noise = discrete_laplace_draws(_source(source), params.scale_multiple, values.size)
     return _to_float(_round_to_grid(values, params.grid) + noise, params.grid)
 
 
@@ -561,7 +561,7 @@ def secure_gaussian_noise(sigma: float, dim: int, *, source: UniformSource | Non
     probability ``tail`` (:func:`secure_noise_parameters`). Not a release: the mechanism
     using it must account for the perturbation (and release through a secure sampler)."""
     params = secure_noise_parameters(sigma, dim)
-    return _to_float(fast_discrete_gaussian(_source(source), params.noise_multiple, _dimension(dim)), params.grid)
+    return _to_float(discrete_gaussian_draws(_source(source), params.noise_multiple, _dimension(dim)), params.grid)
 
 
 # ------------------------------------------- internal pure noise (objective perturbation)
@@ -619,7 +619,7 @@ def floor_laplace_integers(t: int, size: int, source: UniformSource) -> np.ndarr
     a fair sign, ``M`` or ``-M - 1`` (see :func:`floor_laplace_noise`)."""
     magnitudes = np.empty(0, dtype=np.int64)
     while magnitudes.size < size:  # each draw is kept with probability 1 / (1 + e^(-1/t)) >= 1/2
-        draws = fast_discrete_laplace(source, t, 2 * (size - magnitudes.size) + 8)
+        draws = discrete_laplace_draws(source, t, 2 * (size - magnitudes.size) + 8)
         magnitudes = np.concatenate([magnitudes, draws[draws >= 0]])
     signs = np.frombuffer(source.bytes(size), dtype=np.uint8) & 1
     return np.where(signs == 1, magnitudes[:size], -magnitudes[:size] - 1)
