@@ -61,3 +61,19 @@ def projection_of(constraint):
             return kind, constraint.radius
     raise ValueError(f"no compiled projection for {constraint!r}")
 
+
+
+class LazyModule:
+    """A module imported at its first attribute access: the compiled kernels
+    (:mod:`dperm.algorithms._kernels`) import numba, about 0.2 s a process, which a fit
+    that runs no kernel (the default full-batch solvers, `dperm --help`) need not pay.
+    Attributes are looked up on the module every time, so a test's monkeypatch of the
+    module is seen."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attribute)

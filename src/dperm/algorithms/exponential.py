@@ -33,7 +33,9 @@ from ..privacy.mechanisms import calibrate_and_charge, exponential_select, secur
 from ..problem.constraints import Box, L1Ball, L2Ball
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from . import _kernels
+from ._common import LazyModule
+
+_kernels = LazyModule("dperm.algorithms._kernels")  # numba is imported at the first kernel call
 from ._common import start
 from .registry import AutoRule, register
 

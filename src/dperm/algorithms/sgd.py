@@ -20,7 +20,9 @@ from ..privacy import events as ev
 from ..privacy.mechanisms import calibrate_and_charge, secure_randomness
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from . import _kernels
+from ._common import LazyModule
+
+_kernels = LazyModule("dperm.algorithms._kernels")  # numba is imported at the first kernel call
 from ._common import check_steps, initial_point, projection_of, start
 from .registry import register
 from .schedules import sgd_default_schedule

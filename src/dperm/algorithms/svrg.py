@@ -45,7 +45,9 @@ from ..privacy.gaussian_dp import gaussian_dp_mu
 from ..privacy.mechanisms import calibrate_and_charge, release, secure_randomness, single_release
 from ..problem.erm import ERMProblem
 from ..result import PrivateFit
-from . import _kernels
+from ._common import LazyModule
+
+_kernels = LazyModule("dperm.algorithms._kernels")  # numba is imported at the first kernel call
 from ._common import check_step_size, check_steps, initial_point, projection_of, start
 from .auto import strongly_convex_smooth, svrg_contracts
 from .registry import AutoRule, register

@@ -53,12 +53,38 @@ reads ``os.urandom`` (cryptographically secure); a seeded
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
-from numba import njit
 
 __all__ = ["fast_discrete_gaussian", "fast_discrete_laplace", "WORDS_PER_DRAW"]
 
-_JIT = dict(cache=True)
+_KERNELS = ("_word", "_uniform", "_bernoulli_exp_unit", "_bernoulli_exp_whole", "_discrete_laplace",
+            "_discrete_gaussian", "_fill")
+_compiled = False
+_compile_lock = threading.Lock()
+
+
+def _njit(function):
+    """Marks a kernel; :func:`_compile` compiles every marked one at the first draw, so that
+    importing this module (every secure release does) does not import numba (about 0.2 s)."""
+    return function
+
+
+def _compile() -> None:
+    """Replace the kernels by their numba dispatchers (cached on disk), callees first, so
+    that each compiled kernel calls compiled ones."""
+    global _compiled
+    if _compiled:
+        return
+    with _compile_lock:
+        if _compiled:
+            return
+        from numba import njit
+
+        for name in _KERNELS:
+            globals()[name] = njit(cache=True)(globals()[name])
+        _compiled = True
 _LIMIT = 2**62 - 1  # every uniform range is at most this
 _MAX_GEOMETRIC = 2**13
 # state: [position in the buffer, buffer exhausted, geometric overflow]
@@ -68,7 +94,7 @@ _POS, _EMPTY, _OVERFLOW = 0, 1, 2
 WORDS_PER_DRAW = 20
 
 
-@njit(**_JIT)
+@_njit
 def _word(buf, st):
     p = st[_POS]
     if p >= buf.size:
@@ -78,7 +104,7 @@ def _word(buf, st):
     return np.uint64(buf[p])
 
 
-@njit(**_JIT)
+@_njit
 def _uniform(buf, st, m):
     """Uniform on {0, ..., m - 1}, 1 <= m < 2^62 (int64), by exact rejection."""
     mu = np.uint64(m)
@@ -102,7 +128,7 @@ def _uniform(buf, st, m):
             return np.int64(w % mu)
 
 
-@njit(**_JIT)
+@_njit
 def _bernoulli_exp_unit(buf, st, n1, d1, n2, d2):
     """Bernoulli(exp(-(n1/d1)(n2/d2))) for 0 <= n1 <= d1, 0 <= n2 <= d2 (Algorithm 1)."""
     if n1 == 0 or n2 == 0:
@@ -124,7 +150,7 @@ def _bernoulli_exp_unit(buf, st, n1, d1, n2, d2):
         k += 1
 
 
-@njit(**_JIT)
+@_njit
 def _bernoulli_exp_whole(buf, st, j):
     """Bernoulli(exp(-j)) for an integer j >= 0: j Bernoulli(exp(-1)) trials all succeed."""
     for _ in range(j):
@@ -133,7 +159,7 @@ def _bernoulli_exp_whole(buf, st, j):
     return True
 
 
-@njit(**_JIT)
+@_njit
 def _discrete_laplace(buf, st, t):
     """One draw of P(y) ~ exp(-|y|/t), integer t >= 1 (Algorithm 2); check ``st`` after."""
     while True:
@@ -161,7 +187,7 @@ def _discrete_laplace(buf, st, t):
         return -x if negative else x
 
 
-@njit(**_JIT)
+@_njit
 def _discrete_gaussian(buf, st, s):
     """One draw of N_Z(0, s^2), integer s >= 1 (Algorithm 3 with t = s)."""
     while True:
@@ -183,7 +209,7 @@ def _discrete_gaussian(buf, st, s):
             return y
 
 
-@njit(**_JIT)
+@_njit
 def _fill(buf, st, scale, out, start, gaussian):
     """Draws into ``out[start:]`` until done or the buffer runs out mid-draw; returns the
     index of the first draw not made (its start is left in ``st[_POS]``)."""
@@ -214,6 +240,7 @@ def _draw(source, scale: int, size: int, gaussian: bool, first_words: int | None
     out = np.empty(size, dtype=np.int64)
     if size == 0:
         return out
+    _compile()
     buf = _words(source, first_words if first_words is not None else WORDS_PER_DRAW * size + 64)
     st = np.zeros(3, dtype=np.int64)
     done = 0
