@@ -74,6 +74,8 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attribute: str):
+        if attribute.startswith("__") or attribute == "_name":  # copy/pickle probes: no recursion
+            raise AttributeError(attribute)
         import importlib
 
         return getattr(importlib.import_module(self._name), attribute)
