@@ -487,3 +487,19 @@ def test_demo_plot_gives_each_panel_its_own_legend(tmp_path, monkeypatch):
     risk, accuracy = figures[0].axes
     assert risk.get_legend() is not None and accuracy.get_legend() is not None
     assert [t.get_text() for t in risk.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_model_json_records_the_constraint_the_fit_used(tmp_path):
+    """The squared loss's default fit runs unconstrained (objective perturbation of the
+    linearized squared loss); model.json said 'l2_ball:1' whatever ran."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3)) / 3
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["t"] = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=400)
+    frame.to_csv(tmp_path / "reg.csv", index=False)
+    for extra, expected in (([], None), (["--constraint", "l2_ball:2"], "l2_ball:2.0")):
+        out = tmp_path / "r.json"
+        assert main(["fit", str(tmp_path / "reg.csv"), "--target", "t", "--loss", "squared", "--y-bounds=-3:3",
+                     "--epsilon", "1", "--seed", "0", "--out", str(out), *extra]) == 0
+        model = json.loads(out.read_text())
+        assert model["constraint"] == expected, model["constraint"]

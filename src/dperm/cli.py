@@ -269,6 +269,11 @@ def _estimator(args, loss_name: str, classes):
 _SOLVER_COUNTS = ("iterations", "gradient_evaluations")  # data-dependent: never written (issue 12)
 
 
+def _constraint_spec(constraint) -> str | None:
+    """A constraint as ``--constraint`` takes it (``"l2_ball:1.0"``), or None."""
+    return None if constraint is None else ":".join(str(part) for part in constraint)
+
+
 def _model_record(estimator, args, features, loss_name: str, pipe=None, declared=None) -> dict:
     """model.json: the public description of the fit (PrivateFit.summary) with the
     estimator's coefficients, intercept, label set, declared bounds and every public
@@ -301,8 +306,7 @@ def _model_record(estimator, args, features, loss_name: str, pipe=None, declared
         "requested": {"epsilon": args.epsilon, "delta": args.delta},
         "alpha": estimator.alpha_,
         "regularizer": args.regularizer if args.regularizer is not None else f"l2:{estimator.alpha_!r}",
-        "constraint": args.constraint if args.constraint is not None else (
-            "l2_ball:1" if loss_name == "squared" else None),
+        "constraint": _constraint_spec(estimator._constraint()),  # the one the fit used
         "classes_declared": args.classes is not None,
         "params": json.loads(args.params) if args.params else None,
     })
@@ -846,7 +850,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "that is not all numbers is categorical, its frequent categories selected privately)")
     fit.add_argument("--y-bounds", default=None, metavar="LOW:HIGH",
                      help="declared public bounds of a regression target, in its units (free); predictions come "
-                          "back in those units (default: estimated privately within the budget)")
+                          "back in those units (default: estimated privately within the budget); a negative LOW "
+                          "takes the form --y-bounds=-10:10")
     fit.add_argument("--schema", default=None, metavar="JSON",
                      help="a JSON file of declarations: bounds, categories, numeric, categorical, y_bounds (format "
                           "in docs/your-data.md) (default: none)")

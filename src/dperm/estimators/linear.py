@@ -423,8 +423,9 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         With ``y_bounds`` the targets are clipped into the declared bounds and mapped onto
         ``[-label_bound, label_bound]`` (predictions map back); without, targets beyond
         ``label_bound`` are clipped with a warning that says to declare ``y_bounds``.
-        When the public inputs (n, d, epsilon, delta) say the privacy noise will dominate
-        the fit, a :class:`~dperm.privacy.budget.PrivacyWarning` says so.
+        When the public inputs (n, d, epsilon, delta, the declared bounds) say the privacy
+        noise will dominate the fit, a :class:`~dperm.expectations.NoiseDominatesWarning`
+        says so (:func:`dperm.expectations.noise_dominates`).
 
         ``sample_weight``: per-example weights in [0, 1] (or None); the guarantee is
         unchanged (docs/estimators.md)."""
