@@ -18,7 +18,7 @@ import importlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (tens of ms)
 
-__version__ = "0.1.1"
+from ._version import __version__
 
 _SUBMODULES = ("algorithms", "audit", "losses", "privacy", "problem", "theory", "utility")
 

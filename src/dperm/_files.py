@@ -17,8 +17,7 @@ __all__ = ["OutputPathError", "check_output_file", "check_output_dir", "write_at
            "exclusive_lock"]
 
 
-class OutputPathError(ValueError):
-    """An output path that cannot be written."""
+from .exceptions import OutputPathError  # defined in the leaf, re-exported here
 
 
 def check_output_file(path) -> Path:

@@ -17,8 +17,7 @@ __all__ = [
 ]
 
 
-class DataNormWarning(UserWarning):
-    """Rows (or labels) above their declared public bound were clipped to it."""
+from .exceptions import DataNormWarning  # defined in the leaf, re-exported here
 
 
 def check_positive(name: str, value, *, allow_zero: bool = False, allow_inf: bool = False) -> float:

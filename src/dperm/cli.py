@@ -25,8 +25,9 @@ import time
 import warnings
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from ._files import check_output_dir, check_output_file, exclusive_lock, write_atomic, write_text_atomic
+from .exceptions import CLIError  # bad usage or input: one line, status 2 (defined in the leaf)
 
 __all__ = ["main", "build_parser", "CLIError"]
 
@@ -47,10 +48,6 @@ DEFAULT_DELTA = 1e-5
 # A classification target (no --classes) with more distinct values than this looks like a
 # regression target: the same rule as the estimators' (MAX_UNDECLARED_CLASSES).
 MAX_UNDECLARED_CLASSES = 20
-
-
-class CLIError(Exception):
-    """Bad usage or bad input: reported as one line, exit status 2."""
 
 
 # ----------------------------------------------------------------------------- output

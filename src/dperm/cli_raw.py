@@ -38,7 +38,7 @@ SCHEMA_KEYS = ("bounds", "categories", "numeric", "categorical", "y_bounds")
 
 def _error(message: str):
     """A CLIError (bad input: one line, exit status 2)."""
-    from .cli import CLIError
+    from .exceptions import CLIError
 
     return CLIError(message)
 
@@ -172,7 +172,7 @@ def check_against_header(declared: Declarations, header: list, label_columns: li
 def read_header(path: str) -> list:
     import pandas as pd
 
-    from .cli import CLIError
+    from .exceptions import CLIError
 
     if not Path(path).is_file():
         raise CLIError(f"data file {path!r} not found")
@@ -185,7 +185,7 @@ def read_header(path: str) -> list:
 def _read(path: str, **options):
     import pandas as pd
 
-    from .cli import CLIError
+    from .exceptions import CLIError
 
     try:
         return pd.read_csv(path, **options)
@@ -383,7 +383,7 @@ def preprocessing_record(pipe, declared: Declarations) -> dict:
 def transform_for_predict(model: dict, path: str):
     """The rows of ``path`` mapped by the model's preprocessing (a post-processing of the
     released values): the matrix the coefficients apply to."""
-    from .cli import CLIError
+    from .exceptions import CLIError
     from .preprocessing import PrivatePreprocessor
 
     released = model["preprocessing"]

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import math
 
+from .exceptions import NoiseDominatesWarning  # defined in the leaf, re-exported here
+
 __all__ = ["NoiseDominatesWarning", "signal_to_noise", "noise_dominates", "SIGNAL_TO_NOISE_THRESHOLD",
            "REGRESSION_SIGNAL_TO_NOISE_THRESHOLD", "warning_threshold"]
 
@@ -54,13 +56,6 @@ SIGNAL_TO_NOISE_THRESHOLD = 0.3
 # eps 1 and n = 1e4 at eps 0.1: 2.3). A near-constant regression is already useless where a
 # near-constant classifier still has its majority class, hence the higher threshold.
 REGRESSION_SIGNAL_TO_NOISE_THRESHOLD = 1.5
-
-
-class NoiseDominatesWarning(UserWarning):
-    """The privacy noise will dominate the model (a near-constant model is likely).
-
-    Computed from public inputs only (n, d, epsilon, delta, declared bounds, the loss and
-    the regularization), before the data is read: it quotes nothing of the data."""
 
 
 def _loss_object(loss, n_classes: int):

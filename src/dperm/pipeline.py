@@ -181,7 +181,7 @@ class DPPipeline(Pipeline):
         total = PrivacyBudget(self.epsilon, self.delta)
         if _inside_private_search():
             check_searchable(self, X)
-        from .model_selection import warn_if_model_selection
+        from ._sklearn_search import warn_if_model_selection
 
         warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):

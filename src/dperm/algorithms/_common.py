@@ -52,7 +52,7 @@ def check_step_size(value) -> float:
 def projection_of(constraint):
     """(kind, radius) of a constraint for the compiled kernels."""
     from ..problem.constraints import Box, L1Ball, L2Ball
-    from ._kernels import PROJ_BOX, PROJ_L1, PROJ_L2, PROJ_NONE
+    from ._codes import PROJ_BOX, PROJ_L1, PROJ_L2, PROJ_NONE
 
     if constraint is None or not constraint.bounded:
         return PROJ_NONE, 0.0

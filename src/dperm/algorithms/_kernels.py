@@ -6,8 +6,9 @@ reproducible and the noise stream has the Generator's full state (never a small 
 inside the kernel); the kernel only does arithmetic on what it is given.
 
 Every kernel compiles with ``cache=True`` (the machine code is kept next to this file, or
-under ``NUMBA_CACHE_DIR``); :func:`warmup` compiles the signatures the algorithms use, so a
-fresh process loads them from disk instead of compiling them (``dperm warmup``).
+under ``NUMBA_CACHE_DIR``); :func:`dperm._warmup.warm_all` compiles the signatures the
+algorithms use, so a fresh process loads them from disk instead of compiling them
+(``dperm warmup``). The kernels know nothing of the algorithms that call them.
 """
 
 from __future__ import annotations
@@ -30,11 +31,10 @@ from ..problem.losses import (
     SigmoidSquared,
     Squared,
 )
+from ._codes import PROJ_BOX, PROJ_L1, PROJ_L2, PROJ_NONE  # noqa: F401  (the kernels' projection codes)
 
 __all__ = ["loss_code", "weights_of", "sample_batches", "sgd_steps_dense", "sgd_steps_csr", "sgd_steps_csr_lazy",
-           "lazy_normals_needed", "warmup", "PROJ_NONE", "PROJ_L2", "PROJ_L1", "PROJ_BOX"]
-
-PROJ_NONE, PROJ_L2, PROJ_L1, PROJ_BOX = 0, 1, 2, 3
+           "lazy_normals_needed", "PROJ_NONE", "PROJ_L2", "PROJ_L1", "PROJ_BOX"]
 
 # Reassociation and contraction let LLVM vectorize the dot products and axpys (about 1.5x
 # on dense rows); NaN/inf semantics are kept (no "nnan"/"ninf"), and the noise is drawn
@@ -659,41 +659,3 @@ def svrg_steps_csr(indptr, indices, data, y, weights, w, w_snap, v_snap, snap_sl
         if grid_unit > 0.0:
             _svrg_secure_release(g, normals, k, c, grid_unit, denom, v_snap)
         _apply_step(w, g, etas[k], denom, l2, l1, proj_kind, proj_radius, scratch, w_sum)
-
-
-def warmup() -> float:
-    """Compile, or load from numba's disk cache, the kernels of dp_sgd, dp_svrg (and
-    dp_svrg_pp, rrpsgd) for float64 and float32 data, dense and CSR; returns the seconds taken.
-
-    The kernels compile with ``cache=True``: the first process to use a signature compiles
-    it (seconds) and writes the machine code to disk; later processes load it. Running this
-    once after installing (``dperm warmup``) moves that compilation out of the first fit. The fits here are on 64 synthetic rows;
-    nothing is kept.
-    """
-    import time
-    import warnings
-
-    import scipy.sparse as sp
-
-    from ..privacy.budget import PrivacyBudget
-    from ..problem.erm import ERMProblem
-    from .sgd import dp_sgd, run_noisy_sgd
-    from .svrg import dp_svrg
-
-    start_time = time.perf_counter()
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((64, 3))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    budget = PrivacyBudget(10.0, 1e-3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for data in (X, X.astype(np.float32), sp.csr_matrix(X), sp.csr_matrix(X.astype(np.float32))):
-            problem = ERMProblem(data, y, "logistic", ("l2", 0.1))
-            dp_sgd(problem, budget, rng=0, steps=2)
-            dp_svrg(problem, budget, rng=0, epochs=1, inner_steps=2)
-            if sp.issparse(data):  # the lazy-noise kernel (no projection, last iterate)
-                run_noisy_sgd(problem, np.zeros(3), np.full(2, 0.1), batch_size=8, sampling="poisson", sigma=1.0,
-                              rng=rng, domain=None, average=False)
-    return time.perf_counter() - start_time
-

@@ -25,33 +25,19 @@ rule   problem (and budget)                                              algorit
 =====  ===============================================================  =========================
 
 The choice never reads the data: only the declared loss, regularizer, constraint, the
-shape (n, d) and the budget.
+shape (n, d) and the budget. A data route that runs only some algorithms (Dask) registers
+its check in :mod:`dperm._routes`; this module imports no route.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from ..distributed import supports
-from .registry import AssumptionError, auto_rules, check_assumptions, get
+from .._routes import runs_on
+from .registry import AssumptionError, auto_rules, check_assumptions, get, strongly_convex_smooth
+from .svrg import svrg_contracts  # noqa: F401  (its rule's condition, re-exported where it was)
 
 __all__ = ["auto_table", "choose_algorithm", "strongly_convex_smooth", "svrg_contracts"]
-
-
-def strongly_convex_smooth(p, b) -> bool:
-    """Convex smooth loss and a strongly convex objective."""
-    return p.is_convex and p.is_smooth and p.strong_convexity > 0
-
-
-def svrg_contracts(p, b) -> bool:
-    """dp_svrg's default plan keeps its inner noise within what the Prox-SVRG contraction
-    tolerates (otherwise it warns and may drift; the next rules take over)."""
-    from .svrg import dp_svrg_plan
-
-    try:
-        return b.delta > 0 and dp_svrg_plan(p, b).noise_term < 1.0
-    except ValueError:
-        return False
 
 
 def auto_table() -> tuple[tuple[str, Callable, str], ...]:
@@ -66,7 +52,7 @@ def choose_algorithm(problem, budget) -> tuple[str, str]:
     example a non-smooth loss, no bounded domain and no strong convexity).
     """
     for name, condition, reason in auto_table():
-        if not (supports(problem, name) and condition(problem, budget)):  # Dask data: only a Dask path
+        if not (runs_on(problem, name) and condition(problem, budget)):  # Dask data: only a Dask path
             continue
         try:
             check_assumptions(get(name), problem, budget)

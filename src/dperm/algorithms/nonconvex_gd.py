@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 
+from ..exceptions import LangevinStepWarning  # defined in the leaf, re-exported here
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
 from ..privacy.mechanisms import calibrate_and_charge, release as noisy_release, secure_randomness, vector_mechanism
@@ -597,10 +598,6 @@ def dp_gld_default_schedule(
     if inverse_temperature is None:
         return max_steps, time_beta * M_lam / max_steps, theorem_T
     return max_steps, beta, theorem_T
-
-
-class LangevinStepWarning(UserWarning):
-    """The DP-GLD step solved from the budget is too large for a stable iteration."""
 
 
 @register(

@@ -10,11 +10,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["AlgorithmInfo", "AutoRule", "AssumptionError", "register", "get", "names", "list_algorithms", "check_assumptions"]
+__all__ = ["AlgorithmInfo", "AutoRule", "AssumptionError", "register", "get", "names", "list_algorithms", "check_assumptions",
+           "strongly_convex_smooth"]
 
 
-class AssumptionError(ValueError):
-    """The problem (or budget) violates an assumption the algorithm's guarantee needs."""
+from ..exceptions import AssumptionError  # defined in the leaf, re-exported here
 
 
 # Requirement name -> (predicate on (problem, budget), what to tell the user).
@@ -121,6 +121,12 @@ class AlgorithmInfo:
             "gradient complexity": self.gradient_complexity,
             "summary": self.summary,
         }
+
+
+def strongly_convex_smooth(p, b) -> bool:
+    """Convex smooth loss and a strongly convex objective (a condition of several
+    algorithms' ``AutoRule``)."""
+    return p.is_convex and p.is_smooth and p.strong_convexity > 0
 
 
 _REGISTRY: dict[str, AlgorithmInfo] = {}

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import SVRGNoiseWarning  # defined in the leaf, re-exported here
 from ..privacy.budget import PrivacyBudget
 from ..privacy import events as ev
 from ..privacy.gaussian_dp import gaussian_dp_mu
@@ -49,12 +50,11 @@ from ._common import LazyModule
 
 _kernels = LazyModule("dperm.algorithms._kernels")  # numba is imported at the first kernel call
 from ._common import check_step_size, check_steps, initial_point, projection_of, start
-from .auto import strongly_convex_smooth, svrg_contracts
-from .registry import AutoRule, register
+from .registry import AutoRule, register, strongly_convex_smooth
 
 __all__ = ["dp_svrg", "dp_svrg_pp", "prox_svrg_inner_steps", "prox_svrg_rate", "minibatch_variance_factor",
            "svrg_default_epochs", "snapshot_weights", "snapshot_noise_factor", "inner_noise_contraction_term",
-           "SVRGNoiseWarning", "SVRGPlan", "dp_svrg_plan"]
+           "SVRGNoiseWarning", "SVRGPlan", "dp_svrg_plan", "svrg_contracts"]
 
 _BLOCK = 512
 
@@ -145,8 +145,14 @@ def svrg_default_epochs(rate: float, n: int, d: int, snapshot_mu: float, max_epo
     return next(T for T, value in enumerate(bounds, start=1) if value <= (1.0 + tolerance) * best)
 
 
-class SVRGNoiseWarning(UserWarning):
-    """The inner-step noise of DP-SVRG is too large for the Prox-SVRG contraction."""
+def svrg_contracts(p, b) -> bool:
+    """dp_svrg's default plan keeps its inner noise within what the Prox-SVRG contraction
+    tolerates (otherwise it warns and may drift; the next rules take over): the condition
+    of dp_svrg's ``AutoRule``."""
+    try:
+        return b.delta > 0 and dp_svrg_plan(p, b).noise_term < 1.0
+    except ValueError:
+        return False
 
 
 def inner_noise_contraction_term(*, n: int, d: int, batch_size: int, steps: int, step_size: float, mu: float,

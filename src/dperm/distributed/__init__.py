@@ -15,6 +15,7 @@ are applied block by block against the declared public bounds.
 
 from __future__ import annotations
 
+from .._routes import register_route
 from ..problem.erm import ERMProblem
 from .inputs import is_dask_collection
 from .problem import DaskERMProblem  # imports no Dask: only a fit on Dask data does
@@ -102,3 +103,6 @@ def check_supported(problem, algorithm: str) -> None:
             f"{algorithm} does not take sample_weight on Dask data yet (it fetches rows or scores points without "
             "the weights); use a full-batch gradient algorithm, or pass the data in memory"
         )
+
+
+register_route(supports)  # algorithm="auto" takes only what runs on Dask data (dperm._routes)

@@ -23,7 +23,7 @@ from ..algorithms.auto import choose_algorithm
 from ..distributed import check_supported, estimators as dask_input, is_dask_collection, make_problem
 from ..defaults import estimator_alpha
 from ..expectations import NoiseDominatesWarning, noise_dominates
-from ..model_selection import warn_if_model_selection
+from .._sklearn_search import warn_if_model_selection
 from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charging
 from ..privacy.noise import make_rng

@@ -40,7 +40,7 @@ import numpy as np
 from dp_accounting import dp_event as _dpe
 
 from . import events as ev
-from .budget import PrivacyBudget
+from .budget import PrivacyBudget, register_composition
 from .gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
 from .pld import pld_delta, pld_epsilon, pld_grid, renyi_delta, renyi_epsilon, repeat_and_select_curve
 from .pure_dp import pure_composition_epsilon, zcdp_epsilon
@@ -560,3 +560,5 @@ def _clt_guess(flat_at, target_mu, budget: PrivacyBudget) -> tuple[float, float 
         return x0, None
     return x0, (slope if math.isfinite(slope) and slope < 0 else None)
 
+
+register_composition(epsilon, flatten)  # the ledgers (BudgetAccountant) compose with this accountant

@@ -1,7 +1,13 @@
-"""Privacy budgets as small immutable value objects, and an accountant that refuses to overspend.
+"""Privacy budgets as small immutable value objects, and a ledger that refuses to overspend.
 
 The neighbouring relation is replace-one throughout dperm: datasets of equal size that
 differ in one row.
+
+This module is data: a :class:`PrivacyBudget` is a value, a :class:`BudgetAccountant`
+records the events charged to it. What those events compose to is computed by the one
+accountant, :mod:`dperm.privacy.accountant`, which imports :class:`PrivacyBudget` from here
+and registers its composition with the ledger when it is imported (``dperm.privacy``
+imports it before any ledger exists); this module never imports the accountant.
 """
 
 from __future__ import annotations
@@ -16,12 +22,7 @@ from dataclasses import dataclass
 __all__ = ["PrivacyBudget", "BudgetAccountant", "PrivacyWarning", "BudgetExceededError"]
 
 
-class PrivacyWarning(UserWarning):
-    """A privacy setting that is valid but likely not what was meant."""
-
-
-class BudgetExceededError(RuntimeError):
-    """Spending would take a BudgetAccountant past its total budget."""
+from ..exceptions import BudgetExceededError, PrivacyWarning  # defined in the leaf, re-exported here
 
 
 def _real(name: str, value) -> float:
@@ -102,6 +103,24 @@ def _display(value: float) -> str:
     return format(float(f"{value:.12g}"), "g") if value != 0 else "0"
 
 
+# epsilon(event, delta) and flatten(event) of the one accountant, registered by
+# dperm.privacy.accountant when it is imported (see the module docstring)
+_composition: dict = {}
+
+
+def register_composition(epsilon, flatten) -> None:
+    """Let every ledger compose its charges with ``epsilon(event, delta)`` and describe a
+    shortfall with ``flatten(event)``: called once, by :mod:`dperm.privacy.accountant`."""
+    _composition.update(epsilon=epsilon, flatten=flatten)
+
+
+def _accountant(name: str):
+    try:
+        return _composition[name]
+    except KeyError:  # only when this file was loaded outside its package
+        raise RuntimeError("the accountant is not loaded: import dperm.privacy before charging a ledger") from None
+
+
 class BudgetAccountant:
     """A total privacy budget that fits are charged to, composed exactly; thread-safe.
 
@@ -151,10 +170,9 @@ class BudgetAccountant:
         self._lock = threading.Lock()
 
     def _composed_epsilon(self, events) -> float:
-        from .accountant import epsilon as _epsilon
         from .events import composed
 
-        return _epsilon(composed(events), self.total.delta) if events else 0.0
+        return _accountant("epsilon")(composed(events), self.total.delta) if events else 0.0
 
     def _check_event(self, event):
         from dp_accounting.dp_event import DpEvent
@@ -182,10 +200,10 @@ class BudgetAccountant:
                         "this fit needs delta > 0 but the accountant's total delta is 0: "
                         "create the accountant with a delta, or fit with delta=0")
                 if math.isinf(total_epsilon):
-                    from .accountant import flatten
                     from .events import composed
 
-                    needed = sum(d for _, d in flatten(composed(self._events + [event])).approximate)
+                    flat = _accountant("flatten")(composed(self._events + [event]))
+                    needed = sum(d for _, d in flat.approximate)
                     raise BudgetExceededError(
                         f"delta runs out: the charged mechanisms known by one (epsilon, delta) guarantee need "
                         f"delta={needed:.3g} together, over the accountant's delta={self.total.delta:g} by "

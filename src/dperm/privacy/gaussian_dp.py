@@ -16,7 +16,7 @@ import math
 from scipy import optimize
 from scipy.special import log_ndtr
 
-from .budget import PrivacyWarning
+from ..exceptions import PrivacyWarning
 
 __all__ = ["gaussian_dp_delta", "gaussian_dp_epsilon", "gaussian_dp_mu", "analytic_gaussian_sigma",
            "classical_gaussian_sigma", "check_number"]

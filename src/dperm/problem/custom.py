@@ -30,9 +30,7 @@ import numpy as np
 __all__ = ["CustomLoss", "LipschitzWarning"]
 
 
-class LipschitzWarning(UserWarning):
-    """Per-example gradients of a custom loss exceeded the declared Lipschitz bound and
-    were clipped to it."""
+from ..exceptions import LipschitzWarning  # defined in the leaf, re-exported here
 
 
 @dataclass(frozen=True, eq=False)

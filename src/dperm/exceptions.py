@@ -1,0 +1,71 @@
+"""The warning and error classes dperm raises: shared vocabulary in one leaf.
+
+This module imports nothing of dperm, so every layer may import it (the privacy
+accountant, the algorithms, the estimators, the command line) without an import pointing
+up or closing a cycle (as ``sklearn.exceptions``). Each class is also re-exported from the
+module that raised it first (``dperm.privacy.budget.PrivacyWarning``,
+``dperm.algorithms.AssumptionError``, ...): both names are the same class.
+
+Filter them by class, e.g. ``warnings.simplefilter("error", dperm.exceptions.PrivacyWarning)``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AssumptionError",
+    "BudgetExceededError",
+    "CLIError",
+    "DataNormWarning",
+    "LangevinStepWarning",
+    "LipschitzWarning",
+    "NoiseDominatesWarning",
+    "OutputPathError",
+    "PrivacyWarning",
+    "SVRGNoiseWarning",
+]
+
+
+# ----------------------------------------------------------------------------- warnings
+class PrivacyWarning(UserWarning):
+    """A privacy setting that is valid but likely not what was meant."""
+
+
+class DataNormWarning(UserWarning):
+    """Rows (or labels) above their declared public bound were clipped to it."""
+
+
+class NoiseDominatesWarning(UserWarning):
+    """The privacy noise will dominate the model (a near-constant model is likely).
+
+    Computed from public inputs only (n, d, epsilon, delta, declared bounds, the loss and
+    the regularization), before the data is read: it quotes nothing of the data."""
+
+
+class LipschitzWarning(UserWarning):
+    """Per-example gradients of a custom loss exceeded the declared Lipschitz bound and
+    were clipped to it."""
+
+
+class SVRGNoiseWarning(UserWarning):
+    """The inner-step noise of DP-SVRG is too large for the Prox-SVRG contraction."""
+
+
+class LangevinStepWarning(UserWarning):
+    """The DP-GLD step solved from the budget is too large for a stable iteration."""
+
+
+# ----------------------------------------------------------------------------- errors
+class BudgetExceededError(RuntimeError):
+    """Spending would take a BudgetAccountant past its total budget."""
+
+
+class AssumptionError(ValueError):
+    """The problem (or budget) violates an assumption the algorithm's guarantee needs."""
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot be written."""
+
+
+class CLIError(Exception):
+    """Bad usage or bad input: reported as one line, exit status 2."""
