@@ -13,6 +13,7 @@ import sys
 import warnings
 
 from .exceptions import PrivacyWarning
+from ._warnings import user_stacklevel
 
 __all__ = ["warn_if_model_selection"]
 
@@ -50,5 +51,5 @@ def warn_if_model_selection(estimator) -> None:
         f"dperm.model_selection.PrivateSearch({name}(), param_grid, epsilon=..., delta=...) to choose "
         "hyperparameters under one total budget.",
         PrivacyWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )

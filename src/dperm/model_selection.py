@@ -44,6 +44,7 @@ from .privacy.mechanisms import charge, charging
 from .privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
 from .privacy.noise import make_rng
 from ._sklearn_search import warn_if_model_selection  # noqa: F401  (used by every fit; re-exported here)
+from ._warnings import user_stacklevel
 
 __all__ = ["PrivateSearch", "selection_epsilon", "warn_if_model_selection"]
 
@@ -251,7 +252,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
                               None))
             for w in caught:
                 if not issubclass(w.category, NoiseDominatesWarning):
-                    warnings.warn(w.message, stacklevel=2)
+                    warnings.warn(w.message, stacklevel=user_stacklevel())
             runs.append(ev.OneOfRelease([fits[-1], score]) if held_out else ev.composed([fits[-1], score]))
         return candidates, fits, noise, ev.OneOfRelease(runs)  # the run event last (_largest_feasible)
 
@@ -355,7 +356,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             budget.epsilon, budget.delta, mean_runs)
         if all(noise):  # public inputs only, before any run reads the data
             warnings.warn(f"PrivateSearch: every candidate's run (each with epsilon={run_epsilon:.3g} of the "
-                          f"search's {budget.epsilon:g}): {noise[0]}", NoiseDominatesWarning, stacklevel=2)
+                          f"search's {budget.epsilon:g}): {noise[0]}", NoiseDominatesWarning,
+                          stacklevel=user_stacklevel())
         self.event_ = selection_event(run_event, mean_runs)
         with charging(self.accountant):  # before any run reads the data
             charge(self.event_, label="PrivateSearch")
@@ -377,7 +379,7 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
             key = (w.category, str(w.message))
             if key not in said and not issubclass(w.category, NoiseDominatesWarning):
                 said.add(key)
-                warnings.warn(w.message, stacklevel=2)
+                warnings.warn(w.message, stacklevel=user_stacklevel())
         self.best_score_, self.best_params_, self.best_estimator_ = best
         self.run_epsilon_, self.run_delta_ = run_epsilon, budget.delta
         self.privacy_spent_ = PrivacyBudget(min(selection_epsilon(run_event, mean_runs, budget.delta), budget.epsilon),

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import LangevinStepWarning  # defined in the leaf, re-exported here
+from .._warnings import user_stacklevel
 from ..privacy.budget import PrivacyBudget
 from ..privacy.gaussian_dp import gaussian_dp_mu
 from ..privacy.mechanisms import calibrate_and_charge, release as noisy_release, secure_randomness, vector_mechanism
@@ -727,7 +728,7 @@ def dp_gld(
             f"{2.0 / (M + lam):.4g}, so the iteration is unstable; raise steps (Theorem 2 asks "
             f"T >= {theorem_T}) or inverse_temperature.",
             LangevinStepWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
 
     j = int(rng.integers(1, T + 1))  # uniform on {1, ..., T}, independent of the data

@@ -121,6 +121,7 @@ from ._sosp_subproblems import (
 )
 from .nonconvex_gd import noisy_gd_path
 from .registry import AssumptionError, register
+from .._warnings import user_stacklevel
 
 __all__ = [
     "dp_sosp",
@@ -841,7 +842,7 @@ def _warn_if_vacuous(name: str, alpha: float, gamma: float, alpha_vac: float,
             "default thresholds are the smallest the noise "
             "allows; more data, a larger epsilon or a smaller radius make them meaningful.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return vacuous_g, vacuous_h
 

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import SVRGNoiseWarning  # defined in the leaf, re-exported here
+from .._warnings import user_stacklevel
 from ..privacy.budget import PrivacyBudget
 from ..privacy import events as ev
 from ..privacy.gaussian_dp import gaussian_dp_mu
@@ -503,7 +504,7 @@ def dp_svrg(
             f"inner-step noise outweighs the Prox-SVRG contraction (noise term {plan.noise_term:.3g} >= 1), so "
             "the iterates may drift and the result can be worse than the starting point. Prefer "
             "objective_perturbation, output_perturbation or dp_sgd here, or a larger epsilon / regularization.",
-            SVRGNoiseWarning, stacklevel=2)
+            SVRGNoiseWarning, stacklevel=user_stacklevel())
     weights = snapshot_weights(T, snapshot_schedule, plan.rate)
     return _run(problem, budget, rng, secure=secure, name="dp_svrg", epoch_lengths=[m] * T, restart_from_snapshot=True,
                 step_size=eta, batch_size=b, sampling=sampling, snapshot_share=snapshot_share, init=init,

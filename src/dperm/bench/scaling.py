@@ -79,6 +79,7 @@ from ..algorithms import registry
 from ..privacy.budget import PrivacyBudget
 from ..problem.erm import ERMProblem
 from ..problem.reference import solve_reference
+from .._warnings import user_stacklevel
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -471,7 +472,8 @@ def fitted_slope(frame, values=None, *, column: str = "measured", n_column: str 
     keep = np.isfinite(y) & (y > 0) & np.isfinite(n) & (n > 0)
     dropped = int(n.size - keep.sum())
     if dropped:
-        warnings.warn(f"{dropped} non-positive or non-finite value(s) left out of the log-log fit", stacklevel=2)
+        warnings.warn(f"{dropped} non-positive or non-finite value(s) left out of the log-log fit",
+                      stacklevel=user_stacklevel())
     x, z = np.log(n[keep]), np.log(y[keep])
     k = x.size
     if k < 2 or np.ptp(x) == 0:

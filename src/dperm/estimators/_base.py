@@ -24,6 +24,7 @@ from ..distributed import check_supported, estimators as dask_input, is_dask_col
 from ..defaults import estimator_alpha
 from ..expectations import NoiseDominatesWarning, noise_dominates
 from .._sklearn_search import warn_if_model_selection
+from .._warnings import user_stacklevel
 from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charging
 from ..privacy.noise import make_rng
@@ -106,7 +107,7 @@ class DPLinearModelMixin(BaseEstimator):
                                   data_norm=self._effective_norm(), label_bound=label_bound,
                                   constraint=self._constraint(), solver=self.solver, n_classes=n_classes)
         if message is not None:
-            warnings.warn(f"{type(self).__name__}: {message}", NoiseDominatesWarning, stacklevel=2)
+            warnings.warn(f"{type(self).__name__}: {message}", NoiseDominatesWarning, stacklevel=user_stacklevel())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,6 +23,7 @@ __all__ = ["PrivacyBudget", "BudgetAccountant", "PrivacyWarning", "BudgetExceede
 
 
 from ..exceptions import BudgetExceededError, PrivacyWarning  # defined in the leaf, re-exported here
+from .._warnings import user_stacklevel
 
 
 def _real(name: str, value) -> float:
@@ -87,7 +88,7 @@ class PrivacyBudget:
                 f"delta={self.delta:g} is not below 1/n={1.0 / n:g}; such a delta permits "
                 "releasing a whole row. Choose delta much smaller than 1/n.",
                 PrivacyWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     def __str__(self) -> str:
@@ -284,7 +285,7 @@ class BudgetAccountant:
                 f"the ledger {os.fspath(path)!r} is overspent: its charges compose to epsilon={total:.6g} at "
                 f"delta={accountant.total.delta:g}, over its total epsilon={accountant.total.epsilon:g} (they were "
                 "charged under an accounting that understated them, e.g. fixed-size batches before dperm 0.1.1); "
-                "no further charge is possible", PrivacyWarning, stacklevel=2)
+                "no further charge is possible", PrivacyWarning, stacklevel=user_stacklevel())
         return accountant
 
     @property

@@ -17,6 +17,7 @@ from scipy import optimize
 from scipy.special import log_ndtr
 
 from ..exceptions import PrivacyWarning
+from .._warnings import user_stacklevel
 
 __all__ = ["gaussian_dp_delta", "gaussian_dp_epsilon", "gaussian_dp_mu", "analytic_gaussian_sigma",
            "classical_gaussian_sigma", "check_number"]
@@ -99,6 +100,7 @@ def classical_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 
     if epsilon >= 1:
         import warnings
 
-        warnings.warn("the classical Gaussian mechanism is proven only for epsilon < 1", PrivacyWarning, stacklevel=2)
+        warnings.warn("the classical Gaussian mechanism is proven only for epsilon < 1", PrivacyWarning,
+                      stacklevel=user_stacklevel())
     return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / epsilon
 

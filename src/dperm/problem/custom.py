@@ -31,6 +31,7 @@ __all__ = ["CustomLoss", "LipschitzWarning"]
 
 
 from ..exceptions import LipschitzWarning  # defined in the leaf, re-exported here
+from .._warnings import user_stacklevel
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +112,7 @@ class CustomLoss:
                 f"per-example gradients of the custom loss {self.name!r} exceed the declared "
                 f"lipschitz={self.lipschitz:g}; they were clipped to it.",
                 LipschitzWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             grads[over] *= (self.lipschitz / norms[over])[:, None]
         return grads
