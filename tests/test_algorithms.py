@@ -52,6 +52,7 @@ def test_catalogue_lists_core_algorithms():
 @pytest.mark.parametrize("mu", [0.0, 0.05, 0.5])
 @pytest.mark.parametrize("eta_fraction", [0.5, 1.0, 1.9])
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_gd_sensitivity_bound_holds_on_neighbours(mu, eta_fraction, loss):
     rng = np.random.default_rng(int(mu * 100 + eta_fraction * 10))
     X, y = make_data(n=60, d=4, seed=int(eta_fraction * 10))

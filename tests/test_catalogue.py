@@ -59,6 +59,8 @@ def data(loss, n=300, d=2, seed=0):
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_dense_csr_and_float32_agree(name):
     loss, reg, constraint, delta = SPECS[name]
     X, y = data(loss)
@@ -93,6 +95,8 @@ def _leaf_releases(event):
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("pure", [False, True])
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_every_unseeded_fit_releases_only_through_secure_mechanisms(name, pure):
     """The floating-point defence covers the whole catalogue: with random_state None,
     every release of every algorithm is a secure Gaussian, a secure (discrete) Laplace,

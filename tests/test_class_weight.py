@@ -6,6 +6,8 @@ import pytest
 
 from dperm import DPLinearSVC, DPLogisticRegression
 
+pytestmark = [pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")]  # data above the declared norm, clipped: not the point here
+
 
 def _data(n=400, seed=0):
     rng = np.random.default_rng(seed)
@@ -39,6 +41,7 @@ def test_multiclass_weights_reach_every_fit():
     np.testing.assert_array_equal(weighted.coef_, same.coef_)
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_balanced_is_refused_with_the_reason_and_a_way_out():
     X, y = _data()
     with pytest.raises(ValueError) as info:

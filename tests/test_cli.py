@@ -12,6 +12,10 @@ import pytest
 from dperm import DPLogisticRegression
 from dperm.cli import build_parser, main
 
+# the command line prints every warning as one line (dperm: warning: ...), which these tests
+# read: shown, not turned into errors by the configuration
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")
+
 
 def _error_line(capsys, code, expected=2):
     """The run failed with ``expected`` status and exactly one line on stderr, no traceback."""

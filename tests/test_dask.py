@@ -134,6 +134,8 @@ def test_dp_svrg_on_sparse_blocks_fetches_the_in_memory_batches(client, name):
 
 @pytest.mark.parametrize("solver,params", [("dp_svrg", {"epochs": 2, "inner_steps": 100}),
                                            ("exponential_mechanism", {"alpha": 0.1})])
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_estimator_with_intercept_column_on_dask(client, solver, params):
     """The virtual intercept column reaches the rows dp_svrg fetches and the rows that
     score the exponential mechanism's net."""
@@ -172,6 +174,7 @@ def test_exponential_mechanism_scores_without_a_compiled_loss(client, monkeypatc
 
 
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_full_batch_quantities_match_in_memory(client, intercept):
     """Rows above the bound (some are) scaled virtually, the intercept column virtual:
     every quantity equals the in-memory problem's to rounding."""
@@ -260,6 +263,7 @@ def test_every_registered_algorithm_declares_its_dask_status():
     assert not set(SUPPORTED_ALGORITHMS) & set(UNSUPPORTED_ALGORITHMS)
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_algorithm_without_a_dask_path_is_refused_and_auto_passes_it_over(client, monkeypatch):
     """An algorithm without a Dask path (none today: one is taken out of the table) is
     refused with its reason, and algorithm="auto" takes the next rule instead."""
@@ -361,6 +365,7 @@ def test_process_workers_give_the_same_coefficients():
 @pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(random_state=1, multi_class="ovr"),
                                        dperm.DPLinearRegression(random_state=1, solver_params={"tolerance": 1e-12})],
                          ids=lambda e: type(e).__name__)
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_estimators_fit_dask_input_like_numpy(client, estimator):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(600, 3)) / 2

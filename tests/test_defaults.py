@@ -77,6 +77,7 @@ def _binary(n, d, seed):
     return X, y
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_auto_alpha_reads_only_the_shape_of_the_data():
     a = DPLogisticRegression(epsilon=1.0, random_state=0).fit(*_binary(400, 6, 1))
     b = DPLogisticRegression(epsilon=1.0, random_state=0).fit(*_binary(400, 6, 2))
@@ -86,6 +87,7 @@ def test_auto_alpha_reads_only_the_shape_of_the_data():
     assert a.get_params()["alpha"] == "auto"
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_one_vs_rest_resolves_alpha_at_each_class_budget():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
@@ -95,6 +97,7 @@ def test_one_vs_rest_resolves_alpha_at_each_class_budget():
     assert clf.alpha_ == pytest.approx(estimator_alpha(Logistic(), 300, 5, 1.0, 1e-5 / 3, data_norm=math.sqrt(2)))
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_multinomial_resolves_alpha_at_the_whole_budget_with_its_constants():
     from dperm.problem.multinomial import MultinomialLogistic
 
@@ -110,6 +113,7 @@ def test_multinomial_resolves_alpha_at_the_whole_budget_with_its_constants():
 
 
 @pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC, DPHuberRegressor, DPLinearRegression])
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_every_linear_estimator_defaults_to_auto(estimator):
     X, y = _binary(200, 3, 0)
     model = estimator(epsilon=2.0, random_state=0).fit(X, y if estimator in (DPLogisticRegression, DPLinearSVC) else X[:, 0])
@@ -118,11 +122,13 @@ def test_every_linear_estimator_defaults_to_auto(estimator):
 
 
 @pytest.mark.parametrize("alpha", ["tiny", True, -1.0, math.nan])
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_bad_alpha_is_a_clear_error(alpha):
     with pytest.raises(ValueError, match="alpha must be 'auto' or a finite number"):
         DPLogisticRegression(alpha=alpha).fit(*_binary(50, 2, 0))
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_explicit_alpha_is_kept():
     model = DPLogisticRegression(alpha=0.05, random_state=0).fit(*_binary(100, 2, 0))
     assert model.alpha_ == 0.05

@@ -65,6 +65,10 @@ def _estimators():
 
 
 @parametrize_with_checks(_estimators(), expected_failed_checks=lambda est: EXPECTED_FAILURES)
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
+@pytest.mark.filterwarnings("ignore:label_bound=:dperm.exceptions.PrivacyWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_sklearn_compatible(estimator, check):
     import warnings
 
@@ -82,6 +86,7 @@ def _blobs(n=2000, seed=0):
     return X, y
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_binary_labels_of_any_two_values():
     X, y = _blobs()
     labels = np.array(["cat", "dog"])[y]
@@ -95,6 +100,7 @@ def test_binary_labels_of_any_two_values():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_multiclass_one_vs_rest_splits_the_budget():
     rng = np.random.default_rng(1)
     y = rng.integers(0, 3, 3000)
@@ -112,6 +118,7 @@ def test_multiclass_one_vs_rest_splits_the_budget():
 
 
 @pytest.mark.parametrize("solver", ["output_perturbation", "gd_output_perturbation", "noisy_gd", "dp_sgd"])
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_every_core_solver_is_reachable(solver):
     X, y = _blobs()
     clf = DPLogisticRegression(solver=solver, epsilon=5.0, alpha=0.01, random_state=0).fit(X, y)
@@ -119,6 +126,7 @@ def test_every_core_solver_is_reachable(solver):
     assert clf.score(X, y) > 0.8
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_intercept_is_a_bounded_constant_feature():
     X, y = _blobs()
     clf = DPLogisticRegression(epsilon=1e4, delta=1e-6, random_state=0, intercept_scaling=1.0).fit(X + 0.0, y)
@@ -140,6 +148,7 @@ def test_regressors_fit_a_linear_signal():
         assert est.privacy_spent_.epsilon <= 50.0
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_sparse_input():
     X, y = _blobs()
     clf = DPLogisticRegression(epsilon=10.0, random_state=0).fit(sp.csr_matrix(X), y)
@@ -147,6 +156,7 @@ def test_sparse_input():
     np.testing.assert_allclose(clf.coef_, dense.coef_, atol=1e-8)
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_estimator_bad_input():
     X, y = _blobs(200)
     with pytest.raises(ValueError, match="epsilon"):
@@ -206,6 +216,7 @@ def test_auto_refuses_when_nothing_applies():
         choose_algorithm(problem, PrivacyBudget(1.0, 1e-5))
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_auto_is_the_default_and_recorded():
     X, y = _blobs()
     clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
@@ -218,6 +229,7 @@ def test_auto_is_the_default_and_recorded():
 
 @pytest.mark.parametrize("estimator", [DPLogisticRegression, DPLinearSVC, DPHuberRegressor, DPLinearRegression])
 @pytest.mark.parametrize("solver", CONVEX)
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_every_convex_solver_is_reachable_where_its_assumptions_hold(estimator, solver):
     rng = np.random.default_rng(2)
     n = 400
@@ -243,6 +255,7 @@ def test_every_convex_solver_is_reachable_where_its_assumptions_hold(estimator, 
         assert clf.score(X, y) > 0.5
 
 
+@pytest.mark.filterwarnings("ignore:label_bound=:dperm.exceptions.PrivacyWarning")
 def test_robust_regressor_resists_outliers():
     rng = np.random.default_rng(4)
     n = 4000
@@ -287,6 +300,8 @@ def _released(est) -> dict:
 
 
 @pytest.mark.parametrize("solver", ["output_perturbation", "objective_perturbation", "gd_output_perturbation", "dp_sgd"])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_estimators_release_nothing_data_dependent_but_the_model(solver):
     (X, y), (X2, y2) = _neighbours()
     a = DPLogisticRegression(solver=solver, classes=[0, 1], random_state=0).fit(X, y)
@@ -303,6 +318,7 @@ def test_estimators_release_nothing_data_dependent_but_the_model(solver):
         assert repr(ra[key]) == repr(rb[key]), key
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_regressor_n_iter_only_from_public_steps():
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(200, 2)) / 2

@@ -83,6 +83,8 @@ def independent_epsilon(event, delta: float) -> float:
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_budget_recomputed_from_the_event_matches_privacy_spent(name):
     loss, reg, constraint, delta = SPECS[name]
     X, y = data(loss)
@@ -254,6 +256,7 @@ def test_accountant_ledger_round_trips_through_json(tmp_path):
     assert back.total == accountant.total
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_estimators_charge_an_accountant_and_grid_search_shares_it():
     from sklearn.base import clone
 

@@ -35,6 +35,7 @@ def test_a_string_column_names_the_column_not_a_value():
     assert "Torgersen" not in str(err.value)
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_all_zero_weights_release_a_noisy_model():
     """A fit on all-zero weights is a fit on no data: it releases a model like any other
     (scikit-learn's 'at least one non-zero' error would tell about the weights)."""

@@ -27,6 +27,8 @@ def _data(n=300, d=4, seed=0):
     return X, y
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_cross_val_score_and_grid_search_warn_and_name_the_private_alternative():
     X, y = _data()
     with pytest.warns(PrivacyWarning, match=r"PrivateSearch\(DPLogisticRegression\(\)"):
@@ -84,6 +86,7 @@ def test_logarithmic_parameter_has_the_requested_mean():
         _logarithmic_parameter(1.0)
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_private_search_runs_gaussian_fits_and_stays_within_the_budget():
     X, y = _data(n=600)
     search = PrivateSearch(DPLogisticRegression(), {"alpha": [0.003, 0.03]}, epsilon=2.0, random_state=1).fit(X, y)
@@ -111,6 +114,7 @@ def test_private_search_run_budget_is_the_largest_that_fits():
     assert selection_epsilon(make(run_epsilon * 1.01)[1], 10.0, 1e-5) > 1.0
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_private_search_charges_its_accountant_once_and_composes_with_other_fits():
     X, y = _data(n=400)
     ledger = BudgetAccountant(epsilon=5.0, delta=1e-4)
@@ -121,6 +125,7 @@ def test_private_search_charges_its_accountant_once_and_composes_with_other_fits
     assert 2.0 < ledger.spent_epsilon <= 3.0
 
 
+@pytest.mark.filterwarnings("ignore:classes was not declared:dperm.exceptions.PrivacyWarning")
 def test_held_out_scores_take_the_larger_not_the_sum():
     X, y = _data(n=600)
     train_scored = PrivateSearch(DPLogisticRegression(), {"alpha": [0.01]}, epsilon=1.0, random_state=0).fit(X, y)
@@ -157,6 +162,7 @@ class _DataDependentSolver(DPLogisticRegression):
         return super().fit(X, y)
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_a_run_whose_mechanism_differs_from_the_planned_one_is_refused():
     X, y = _data(n=300)
     with pytest.raises(RuntimeError, match="planned"):

@@ -206,6 +206,7 @@ def test_declared_class_absent_from_y_gets_its_column():
         DPLogisticRegression(random_state=0).fit(X, labels)
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_multi_class_choices_and_errors():
     X, y = _three_blobs(600)
     ovr = DPLogisticRegression(classes=[0, 1, 2], multi_class="ovr", random_state=0).fit(X, y)

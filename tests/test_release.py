@@ -55,6 +55,8 @@ def released(fit: PrivateFit) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_replace_one_neighbours_release_the_same_fields(name):
     loss, reg, constraint, delta = SPECS[name]
     (X, y), (X2, y2) = neighbours(loss)
@@ -143,6 +145,7 @@ def test_multinomial_problem_neighbours_release_the_same_fields(name):
 
 
 @pytest.mark.parametrize("multi_class", ["multinomial", "ovr"])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_multiclass_estimator_on_neighbours_releases_the_same_attributes(multi_class):
     import dperm
 
@@ -182,6 +185,8 @@ def _weight_neighbours(n, seed=2):
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_neighbours_differing_in_one_weight_release_the_same_fields(name):
     """The weight is part of the private record: replacing row 0's weight only (1 -> 0)
     changes no released field but the noisy model."""

@@ -118,6 +118,7 @@ def _fit_csv(frame, tmp_path, name, *extra):
     return code, (json.loads((tmp_path / f"{name}.json").read_text()) if code == 0 else None)
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
 def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value_is_missing(tmp_path):
     """pandas reads a True/False column as bool, but as Python objects (True, False, NaN)
     once one value is missing. The categories a neighbour releases must not tell which:
@@ -135,6 +136,7 @@ def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value
 
 
 @pytest.mark.parametrize("lone", ["x", 5.0, None])
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
 def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_path, capsys, lone):
     """A column whose values are all missing but one takes the role of that one value:
     numeric for a number, categorical for a text, so one replaced row flipped the model's

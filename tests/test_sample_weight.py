@@ -38,6 +38,8 @@ def _fit(name, sample_weight, matrix=None, seed=11):
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_weights_of_ones_give_the_unweighted_fit_bit_for_bit(name):
     n = data(SPECS[name][0])[0].shape[0]
     plain, ones = _fit(name, None), _fit(name, np.ones(n))
@@ -50,6 +52,8 @@ MAY_NOT_MOVE = {"exponential_mechanism", "localization", "dp_gd_so"}
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.filterwarnings("ignore:dp_gd_so:UserWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_weights_leave_the_event_and_the_noise_unchanged(name):
     """The sensitivity is that of the unweighted problem (docs/estimators.md), so the
     event (every noise scale) and the budget spent are those of the unweighted fit, while
@@ -64,6 +68,7 @@ def test_weights_leave_the_event_and_the_noise_unchanged(name):
 
 
 @pytest.mark.parametrize("name", ["dp_sgd", "dp_svrg", "objective_perturbation", "noisy_gd"])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_weighted_fits_agree_on_dense_and_csr(name):
     n = data(SPECS[name][0])[0].shape[0]
     s = _weights(n)
@@ -72,6 +77,7 @@ def test_weighted_fits_agree_on_dense_and_csr(name):
 
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
 @pytest.mark.parametrize("kind", ["dense", "csr", "float32"])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_zero_weight_removes_the_row_from_the_gradient(kind, intercept):
     """sum over the kept rows of s_i grad f_i, divided by n: the weighted gradient times n
     equals the gradient of the problem without the zero-weight rows times its n."""
@@ -203,6 +209,7 @@ ESTIMATORS = [
 
 
 @pytest.mark.parametrize("cls, params, targets", ESTIMATORS, ids=[c.__name__ for c, _, _ in ESTIMATORS])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_estimators_take_sample_weight(cls, params, targets):
     X, labels = _blobs3()
     y = {"three": labels, "real": X[:, 0] - 0.5 * X[:, 1], "unit": (X[:, 0] + 1) / 2}[targets]
@@ -221,6 +228,7 @@ def test_estimators_take_sample_weight(cls, params, targets):
     assert all(not np.array_equal(a, b) for a, b in zip(coef_plain, coef_weighted))
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_estimator_accepts_lists_pandas_and_a_scalar_weight():
     import pandas as pd
 
@@ -231,6 +239,7 @@ def test_estimator_accepts_lists_pandas_and_a_scalar_weight():
         np.testing.assert_array_equal(est.fit(X, y, sample_weight=s).coef_, reference)
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_all_zero_weights_fit_like_any_other():
     """Weights are private: all zeros (a fit on no data) release a noisy model instead of
     an error that would tell about them (tests/test_failure_paths.py checks the model)."""
@@ -335,6 +344,7 @@ def test_private_search_passes_the_weights_to_its_runs():
         search(np.full(200, 2.0))
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
 def test_cli_fit_reads_the_weight_column_like_the_target(tmp_path, capsys):
     import json
 

@@ -368,6 +368,7 @@ def test_unseeded_pure_objective_perturbation_is_exact_and_secure(monkeypatch):
 
 
 @pytest.mark.parametrize("name, sparse", [("dp_svrg", False), ("dp_svrg_pp", False), ("dp_svrg", True)])
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.SVRGNoiseWarning")
 def test_unseeded_svrg_releases_every_step_on_its_grid(name, sparse, monkeypatch):
     import scipy.sparse as sp
 

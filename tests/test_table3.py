@@ -153,6 +153,7 @@ def test_bad_configs_are_rejected():
         Table3Config(radius=0.0)
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
 def test_cli_bench_table3(tmp_path, capsys):
     cli = pytest.importorskip("dperm.cli")
     if not hasattr(cli, "cmd_bench_table3"):

@@ -217,6 +217,7 @@ def test_the_floor_tolerance_is_reached_on_every_problem(mu, d, dtype, intercept
                                                      (("box", 0.3), ("l2", 1e-2)),
                                                      (("l2_ball", 0.5), ("elastic_net", 2e-2, 0.5)),
                                                      (("box", 0.3), ("elastic_net", 2e-2, 0.5))])
+@pytest.mark.filterwarnings("ignore:tolerance=:UserWarning")
 def test_constrained_output_perturbation_certifies_its_residual(constraint, regularizer):
     """With a constraint the residual was the solver's own float64 figure, uncertified: a
     requested tolerance below float64's reach was kept (1e-13 here, under a rounding error
