@@ -35,8 +35,10 @@ _NAMES = {
     "DPRobustRegressor": "estimators",
     "BudgetAccountant": "privacy.budget",
     "PrivacyBudget": "privacy.budget",
-    "DataNormWarning": "problem.erm",
-    "NoiseDominatesWarning": "expectations",
+    "BudgetExceededError": "exceptions",
+    "DataNormWarning": "exceptions",
+    "NoiseDominatesWarning": "exceptions",
+    "PrivacyWarning": "exceptions",
     "ERMProblem": "problem.erm",
     "solve_reference": "problem.reference",
     "PrivateFit": "result",
@@ -89,7 +91,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
         DPRobustRegressor,
     )
     from .privacy.budget import BudgetAccountant, PrivacyBudget  # noqa: F401
-    from .expectations import NoiseDominatesWarning  # noqa: F401
-    from .problem.erm import DataNormWarning, ERMProblem  # noqa: F401
+    from .exceptions import BudgetExceededError, DataNormWarning, NoiseDominatesWarning, PrivacyWarning  # noqa: F401
+    from .problem.erm import ERMProblem  # noqa: F401
     from .problem.reference import solve_reference  # noqa: F401
     from .result import PrivateFit  # noqa: F401
