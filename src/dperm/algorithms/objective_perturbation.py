@@ -172,7 +172,7 @@ def _objective_functions(problem: ERMProblem, ridge: float, linear: np.ndarray):
 # Below this dimension a dense d x d Hessian (one pass over X as a matrix product) gives
 # the Newton directions more cheaply than conjugate gradients (two passes per
 # Hessian-vector product, about 16 of them to reach rtol 1e-10).
-_EXPLICIT_HESSIAN_MAX_D = 512
+_EXPLICIT_HESSIAN_MAX_D = 1024
 
 # The warm start and the Hessians are taken on every _SAMPLE_STRIDE-th row where n is at
 # least _SAMPLE_MIN_ROWS and the sample keeps at least max(20 000, 64 d) rows: a pass over
