@@ -279,6 +279,8 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
         spread = np.asarray(max(mean_square, 0.0) + sd)  # conservative: one noise std above, never 0
     info = _covariances(H, A, spread, t, sigmas, n, separation,
                         hessian_noise=(hessian_sigma, w) if T == 1 else None)
+    if spread is not None and np.ndim(spread) == 0:
+        info["residual_variance"] = float(spread) * n / max(n - d, 1)  # s^2, for prediction intervals
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
         privacy_spent=calibration.spent,
