@@ -90,6 +90,18 @@ _CLASSES_DOC = """
         is refused: it needs the class counts, which are private.
 """
 
+_INFERENCE_DOC = """
+    inference : None, bool or dict, default=None
+        True (or a dict of options of :func:`dperm.inference.newton_inference`): the whole
+        budget goes to the inference fit, the unregularized, unconstrained model by noisy
+        Newton steps with a released covariance (Avella-Medina, Bradshaw, Loh 2023), and
+        the fitted estimator has ``conf_int(alpha)``, ``bse_``, ``pvalues_``, ``summary()``
+        and ``inference_`` (intercept first), ``inference_spent_`` (the release used for
+        the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
+        and the privacy noise; where the released Hessian does not clear its noise they
+        are refused (infinite) with an ``InferenceWarning`` (docs/inference.md).
+"""
+
 _CLASSIFIER_ATTRIBUTES_DOC = """
     Attributes
     ----------
@@ -287,6 +299,7 @@ class DPLogisticRegression(InferenceMixin, _DPClassifier):
         classes is the logistic model). The scheme used is stored in ``multi_class_``
         (``"binary"``, ``"multinomial"`` or ``"ovr"``), a function of public inputs only.
 """
+        + _INFERENCE_DOC
         + _CLASSIFIER_ATTRIBUTES_DOC
     )
 
@@ -515,6 +528,7 @@ class DPHuberRegressor(InferenceMixin, _DPRegressor):
         The Huber threshold k (in the model's units).
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
@@ -567,6 +581,7 @@ class DPLinearRegression(InferenceMixin, _DPRegressor):
         Radius of the L2-ball constraint of the solvers that need one.
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
