@@ -250,6 +250,10 @@ def _estimator(args, loss_name: str, classes):
         params["classes"] = classes
     else:
         params["label_bound"] = args.label_bound
+    if getattr(args, "summary", False):  # the inference fit (docs/inference.md)
+        if loss_name not in ("logistic", "huber", "squared") or args.regularizer is not None:
+            raise CLIError("--summary (intervals) runs with --loss logistic, huber or squared and no --regularizer")
+        params["inference"] = True
     if args.regularizer is None:
         return base(**params)
     regularizer = _parse_spec(args.regularizer, "--regularizer", "l2:0.01")
@@ -523,6 +527,11 @@ def _fit(args) -> int:
         estimator.fit(features.to_numpy(dtype=float), y, sample_weight=sample_weight)
         record = _model_record(estimator, args, features, loss.name)
         spent, what = estimator.privacy_spent_, ""
+    if getattr(args, "summary", False):
+        from .inference.records import inference_record
+
+        record["inference"] = inference_record(estimator, None if private else list(features.columns))
+        print(pipe.summary() if private else estimator.summary(names=list(features.columns)))
     write_text_atomic(args.out, json.dumps(record, indent=2) + "\n")
     print(f"fitted {what}{estimator.solver_} ({loss.name} loss, "
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
@@ -619,6 +628,17 @@ def _write_predictions(args, model: dict, X, incomplete, to_file: bool) -> int:
         predictions = pd.Series(mean, dtype=object)
     predictions[incomplete] = None
     result = pd.DataFrame({"prediction": predictions})
+    if getattr(args, "interval", None) is not None:  # prediction intervals (docs/inference.md)
+        from .inference.records import prediction_intervals
+
+        if classes or "inference" not in model:
+            raise CLIError("--interval needs a regression model fitted with --summary (--loss squared)")
+        try:
+            lower, upper = prediction_intervals(model["inference"], X, args.interval)
+        except ValueError as error:
+            raise CLIError(str(error)) from None
+        result["lower"], result["upper"] = pd.Series(lower, dtype=object), pd.Series(upper, dtype=object)
+        result.loc[incomplete, ["lower", "upper"]] = None
     if to_file:
         write_atomic(args.out, lambda p: result.to_csv(p, index=False))
         print(f"{len(result)} predictions written to {args.out}")
@@ -873,6 +893,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the noise, for reproducible experiments (default: fresh OS entropy)")
     fit.add_argument("--out", default="model.json", help="file for the model (JSON)")
+    fit.add_argument("--summary", action="store_true",
+                     help="fit the unregularized model with error bars (--loss logistic, huber or squared) and print "
+                          "the table: coef, std err, z, P>|z|, 95%% interval; model.json holds the intervals "
+                          "(docs/inference.md)")
     fit.add_argument("--accountant", default=None, metavar="LEDGER",
                      help="charge this fit to a ledger made by `dperm budget` (composed exactly with its earlier "
                           "fits; refused before the data is read if the total would be exceeded) (default: none)")
@@ -912,6 +936,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "handles missing values as in its fit)")
     predict.add_argument("--out", default=None,
                          help="CSV file for the predictions; - for standard output (default: standard output)")
+    predict.add_argument("--interval", nargs="?", type=float, const=0.95, default=None, metavar="LEVEL",
+                         help="add lower and upper columns: the prediction interval of a new observation at LEVEL "
+                              "(default 0.95), for a model fitted with --loss squared --summary")
     predict.set_defaults(func=cmd_predict)
 
     bench = _sub(sub, "bench", "benchmarks: table3, scaling")

@@ -290,6 +290,8 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     options = dict(epsilon=args.epsilon, delta=args.delta, accountant=ledger, random_state=args.seed,
                    numeric=numeric, categorical=categorical, bounds=dict(declared.bounds),
                    categories=dict(declared.categories), missing_indicator=bool(numeric))
+    if getattr(args, "summary", False):  # intervals: no all-zero indicator columns; rows scaled linearly
+        options.update(missing_indicator=False, row_norm="scale")  # (per-unit rows, docs/inference.md)
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
     elif declared.y_bounds is not None:

@@ -367,6 +367,25 @@ class DPPipeline(Pipeline):
 
         return r2_score(y, self.predict(X), sample_weight=sample_weight)
 
+    # ----------------------------------------------------------------- inference
+    def conf_int(self, alpha: float = 0.05):
+        """The final estimator's intervals (fitted with ``inference=True``), intercept
+        first, in the model's feature order (docs/inference.md)."""
+        return self._final_estimator.conf_int(alpha)
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """The final estimator's coefficient table with the transformers' feature names,
+        rows per original unit for linearly scaled numeric columns, and the whole
+        pipeline's privacy spent (docs/inference.md)."""
+        from .inference.units import feature_names, unit_divisors
+
+        names = feature_names(self[:-1])
+        per_unit = unit_divisors(self[:-1], names)
+        spent = self.privacy_spent_
+        privacy = {"epsilon": float(spent.epsilon), "delta": float(spent.delta),
+                   "scope": "the whole pipeline: preprocessing, target bounds and the model"}
+        return self._final_estimator.summary(alpha, names=names, per_unit=per_unit, privacy=privacy)
+
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
                   shares: dict | None = None, y_bounds="auto", random_state=None, **preprocessing) -> DPPipeline:

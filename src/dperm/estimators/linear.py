@@ -21,6 +21,7 @@ from ..privacy.events import composed
 from ..privacy.mechanisms import charging
 from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
+from ..inference.estimators import InferenceMixin
 from ._base import DPLinearModelMixin
 
 __all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS",
@@ -87,6 +88,18 @@ _CLASSES_DOC = """
         out weigh 1. Scaled into [0, 1] by the largest weight and multiplied into
         ``sample_weight`` (the guarantee is unchanged, docs/estimators.md). ``"balanced"``
         is refused: it needs the class counts, which are private.
+"""
+
+_INFERENCE_DOC = """
+    inference : None, bool or dict, default=None
+        True (or a dict of options of :func:`dperm.inference.newton_inference`): the whole
+        budget goes to the inference fit, the unregularized, unconstrained model by noisy
+        Newton steps with a released covariance (Avella-Medina, Bradshaw, Loh 2023), and
+        the fitted estimator has ``conf_int(alpha)``, ``bse_``, ``pvalues_``, ``summary()``
+        and ``inference_`` (intercept first), ``inference_spent_`` (the release used for
+        the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
+        and the privacy noise; where the released Hessian does not clear its noise they
+        are refused (infinite) with an ``InferenceWarning`` (docs/inference.md).
 """
 
 _CLASSIFIER_ATTRIBUTES_DOC = """
@@ -258,7 +271,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-class DPLogisticRegression(_DPClassifier):
+class DPLogisticRegression(InferenceMixin, _DPClassifier):
     __doc__ = (
         """Differentially private logistic regression.
 
@@ -286,19 +299,22 @@ class DPLogisticRegression(_DPClassifier):
         classes is the logistic model). The scheme used is stored in ``multi_class_``
         (``"binary"``, ``"multinomial"`` or ``"ovr"``), a function of public inputs only.
 """
+        + _INFERENCE_DOC
         + _CLASSIFIER_ATTRIBUTES_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPClassifier._parameter_constraints, "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0, fit_intercept=True,
                  intercept_scaling=1.0, constraint=None, solver_params=None, random_state=None, classes=None,
-                 accountant=None, multi_class="auto", class_weight=None):
+                 accountant=None, multi_class="auto", class_weight=None, inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, fit_intercept, intercept_scaling, constraint,
                          solver_params, random_state, classes, accountant, class_weight)
         self.multi_class = multi_class
+        self.inference = inference
 
     def _loss(self):
         return Logistic()
@@ -492,7 +508,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         return self._decision(X)
 
 
-class DPHuberRegressor(_DPRegressor):
+class DPHuberRegressor(InferenceMixin, _DPRegressor):
     __doc__ = (
         """Differentially private robust linear regression with the Huber loss.
 
@@ -512,18 +528,22 @@ class DPHuberRegressor(_DPRegressor):
         The Huber threshold k (in the model's units).
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPRegressor._parameter_constraints, "threshold": [Interval(Real, 0, None, closed="neither")],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, threshold=1.0, accountant=None, y_bounds=None):
+                 solver_params=None, random_state=None, threshold=1.0, accountant=None, y_bounds=None,
+                 inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
                          intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.threshold = threshold
+        self.inference = inference
 
     def _loss(self):
         return Huber(float(self.threshold))
@@ -533,7 +553,7 @@ class DPHuberRegressor(_DPRegressor):
 SUFFICIENT_STATISTICS_SOLVERS = ("adassp", "sufficient_statistics")
 
 
-class DPLinearRegression(_DPRegressor):
+class DPLinearRegression(InferenceMixin, _DPRegressor):
     __doc__ = (
         """Differentially private least squares.
 
@@ -561,18 +581,25 @@ class DPLinearRegression(_DPRegressor):
         Radius of the L2-ball constraint of the solvers that need one.
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPRegressor._parameter_constraints, "radius": [Interval(Real, 0, None, closed="neither")],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, radius=1.0, accountant=None, y_bounds=None):
+                 solver_params=None, random_state=None, radius=1.0, accountant=None, y_bounds=None,
+                 inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
                          intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.radius = radius
+        self.inference = inference
+
+    def _inference_loss(self):
+        return Squared()  # the intervals are for least squares' coefficients (statsmodels' OLS)
 
     def _loss(self):
         if self.solver == "auto":  # the study's default: the squared loss, linear beyond the label bound
