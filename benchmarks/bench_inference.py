@@ -19,6 +19,7 @@ Real data: BIKE (regression, ``dperm.datasets``' prepared rows, targets in [-1, 
 ADULT (binary classification): the private interval against statsmodels' on the same
 rows, per coefficient: whether they overlap, and the width ratio; 20 seeds.
 
+Needs statsmodels (the anchor; ``pip install statsmodels``, not a dependency of dperm).
 Run: ``python benchmarks/bench_inference.py --out docs/figures/inference.jsonl`` (appends a
 line per finished cell; ``--grid small`` n <= 10000; ``--time-budget`` seconds stops
 starting cells), then ``--plot docs/figures/inference_coverage.png --table`` from the file.
