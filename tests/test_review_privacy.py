@@ -163,7 +163,8 @@ def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_pa
 
 
 # ------------------------------------------------ the stability histogram's labels
-@pytest.mark.parametrize("first,common", [(1.0, 1), (-0.0, 0.0), (True, 1), (np.float64(2.0), np.int64(2))])
+# a boolean is labelled by its text (as a CSV file writes it), not as the number 1
+@pytest.mark.parametrize("first,common", [(1.0, 1), (-0.0, 0.0), (True, "True"), (np.float64(2.0), np.int64(2))])
 def test_histogram_labels_do_not_tell_which_equal_value_came_first(first, common):
     """The counts merge values equal in Python (1, 1.0, True; 0.0 and -0.0) into one key,
     labelled by the first row holding one of them: the released category (and its
@@ -337,38 +338,55 @@ def test_a_histogram_without_delta_is_refused_before_the_scaler_charges():
     assert accountant.spent_epsilon == 0
 
 
-def _charged_then_refused(estimator, y, **params):
+def _fit_neighbours(estimator_factory, y, y2, **params):
+    """The pipeline on the same table with targets y and its neighbour y2 (one row
+    replaced), same seed: both fit, and release the same structure."""
+    import warnings
+
     import dperm
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=len(y)), "c": rng.choice(["u", "v"], len(y)).astype(object)})
-    accountant = BudgetAccountant(10.0, 1e-3)
-    with pytest.raises(ValueError) as error:
-        dperm.make_pipeline(estimator, epsilon=1.0, delta=1e-5, accountant=accountant, y_bounds=(-3, 3),
-                            random_state=0).fit(X, y, **params)
-    return accountant.spent_epsilon, str(error.value)
+    out = []
+    for target, extra in ((y, params.get("first", {})), (y2, params.get("second", {}))):
+        accountant = BudgetAccountant(10.0, 1e-3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = dperm.make_pipeline(estimator_factory(), epsilon=1.0, delta=1e-5, accountant=accountant,
+                                        y_bounds=(-3, 3), random_state=0).fit(X, target, **extra)
+        out.append((model, sorted(str(w.message) for w in caught), accountant.spent_epsilon))
+    (m1, w1, s1), (m2, w2, s2) = out
+    assert repr(m1.event_) == repr(m2.event_) and s1 == s2 and w1 == w2
+    assert list(m1.steps[0][1].get_feature_names_out()) == list(m2.steps[0][1].get_feature_names_out())
+    assert m1.steps[-1][1].coef_.shape == m2.steps[-1][1].coef_.shape
+    return m1, m2
 
 
-def test_pipeline_checks_labels_targets_and_weights_before_the_preprocessing_charges():
+def test_pipeline_makes_labels_targets_and_weights_total_before_the_preprocessing_charges():
     """make_pipeline's preprocessing charged its draws, then the estimator refused a label
     outside the declared classes (or a non-finite target, or a weight above 1): a
-    data-dependent error after a charge. The pipeline now runs the estimator's checks
-    first; the messages quote no value."""
+    data-dependent error after a charge. Then the pipeline ran those checks first, which
+    still made the refusal itself a release of one bit. Now each row's label, target and
+    weight is mapped by itself (issue 29, totality): a label outside the classes or a
+    target that is not a finite number weighs 0, a weight is clamped into [0, 1]; both
+    neighbours fit and release the same structure, with no message about the row."""
     import dperm
 
     y = np.random.default_rng(1).integers(0, 2, 600)
-    y[5] = 7
-    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y)
-    assert spent == 0 and "outside the declared classes" in message and "7" not in message
+    y2 = y.copy()
+    y2[5] = 7
+    _fit_neighbours(lambda: dperm.DPLogisticRegression(classes=[0, 1]), y, y2)
     target = np.random.default_rng(2).normal(size=600)
-    target[3] = np.nan
-    spent, message = _charged_then_refused(dperm.DPLinearRegression(), target)
-    assert spent == 0 and "finite" in message
+    for bad in (np.nan, np.inf, None, "42.5 (approx)"):
+        target2 = target.astype(object)
+        target2[3] = bad
+        _fit_neighbours(dperm.DPLinearRegression, target, target2)
     weights = np.full(600, 0.5)
-    weights[9] = 1.5
-    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1),
-                                           dplogisticregression__sample_weight=weights)
-    assert spent == 0 and "[0, 1]" in message and "1.5" not in message
+    weights2 = weights.copy()
+    weights2[9] = 1.5
+    key = "dplogisticregression__sample_weight"
+    _fit_neighbours(lambda: dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1), y.clip(0, 1),
+                    first={key: weights}, second={key: weights2})
 
 
 # ------------------------------------- the stability histogram, exact law from the code
