@@ -215,64 +215,21 @@ def _all_text(series) -> bool:
     return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
 
 
-def _check_two_values(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared column with fewer than two values present:
-    its role would be that of its one value (numeric for a number, categorical for a
-    text; an all-missing column reads as numbers), so one replaced row could flip it.
-    From two values on, a flip needs a table mixing numbers and text, refused too. The
-    error quotes no value."""
-    if int(series.notna().sum()) < 2:
-        raise _error(f"column {column!r} of {path!r} has fewer than two values (the others are missing), so its role "
-                     "(numeric or categorical) would rest on single rows; declare it (--categories, --bounds, or the "
-                     "schema's 'numeric' / 'categorical') or drop it")
-
-
-def _check_not_mixed(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared text column some of whose values are
-    numbers: its role would rest on single rows. The error quotes no value."""
-    import pandas as pd
-
-    present = series.dropna()
-    if present.dtype.kind != "O" or present.empty:
-        return
-    parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
-    if bool(parsed.notna().any()):
-        raise _error(f"column {column!r} of {path!r} mixes numbers and text, so its role (numeric or categorical) "
-                     "would rest on single rows; declare it (--categories, --bounds, or the schema's 'numeric' / "
-                     "'categorical') or clean it")
-
-
 def read_features(path: str, declared: Declarations, label_columns: list):
     """(frame, features, numeric, categorical): the whole file, and its feature columns
-    with numeric columns as floats and categorical ones as text (missing stays missing)."""
-    categorical_declared = declared.categorical_columns()
-    frame = _read(path, dtype={c: str for c in categorical_declared})
+    as the file's text (missing stays missing). ``numeric`` and ``categorical`` are the
+    declared roles; the other feature columns get theirs from the schema rule of
+    :mod:`dperm.preprocessing.schema` (the same as in Python): a small charged release per
+    column, inside the preprocessing's budget. No value is refused: once the roles are
+    fixed, a value outside its column's domain is missing (docs/privacy.md, "Totality")."""
+    frame = _read(path)
     columns = [c for c in frame.columns if c not in label_columns]
-    numeric, categorical = [], []
-    for c in columns:
-        if c in declared.numeric_columns():
-            numeric.append(c)
-        elif c in categorical_declared:
-            categorical.append(c)
-        elif _is_number_kind(frame[c]):
-            _check_two_values(frame[c], c, path)
-            numeric.append(c)
-        else:
-            _check_two_values(frame[c], c, path)
-            _check_not_mixed(frame[c], c, path)
-            categorical.append(c)
-    features = frame[columns].copy()
-    for c in numeric:
-        features[c] = _as_numbers(frame[c], c, path, "declared numeric (--bounds or the schema)")
-    # undeclared categorical columns pandas did not read as text: the file's text. Not only
-    # a bool column (True/False) but also one with a missing value, which pandas reads as
-    # Python objects True, False, NaN: else the released categories would be booleans for
-    # one table and strings for its neighbour, telling whether a value is missing.
-    retype = [c for c in categorical if c not in categorical_declared and not _all_text(frame[c])]
-    if retype:
-        text = _read(path, usecols=retype, dtype=str)
-        for c in retype:
-            features[c] = text[c]
+    # the file's text, column by column: a value's representation never depends on the
+    # other rows (pandas' type guess would read 75001 as a number in one table and as the
+    # text "75001" in its neighbour with a word in that column)
+    features = _read(path, usecols=columns, dtype=str)[columns] if columns else frame[columns].copy()
+    numeric = [c for c in columns if c in declared.numeric_columns()]
+    categorical = [c for c in columns if c in declared.categorical_columns()]
     return frame, features, numeric, categorical
 
 
@@ -287,9 +244,14 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     if undeclared_categorical and not args.delta > 0:
         raise _error(f"categorical columns {undeclared_categorical} have no declared categories: selecting them "
                      "privately needs --delta > 0; declare them with --categories COLUMN=A,B,C")
+    undeclared = [c for c in features.columns if c not in numeric and c not in categorical]
+    if undeclared and not args.delta > 0:
+        raise _error(f"columns {undeclared[:10]} have no declared role; one released categorical would need "
+                     "--delta > 0 to select its categories; give --delta, or declare their roles (--bounds, "
+                     "--categories, or the schema's 'numeric' / 'categorical')")
     options = dict(epsilon=args.epsilon, delta=args.delta, accountant=ledger, random_state=args.seed,
                    numeric=numeric, categorical=categorical, bounds=dict(declared.bounds),
-                   categories=dict(declared.categories), missing_indicator=bool(numeric))
+                   categories=dict(declared.categories), missing_indicator="auto", schema="private")
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
     elif declared.y_bounds is not None:
@@ -325,10 +287,10 @@ def _stand_in(features, numeric: list, categorical: list, declared: Declarations
     n = len(features)
     columns = {}
     for c in features.columns:
-        if c in numeric:
-            columns[c] = np.zeros(n)
-        else:
+        if c in categorical:
             columns[c] = np.full(n, declared.categories.get(c, ["?"])[0], dtype=object)
+        else:  # numeric, or a role the fit releases privately (its cost is in the events either way)
+            columns[c] = np.zeros(n)
     return pd.DataFrame(columns, columns=list(features.columns))
 
 
@@ -396,7 +358,5 @@ def transform_for_predict(model: dict, path: str):
     absent = [c for c in columns if c not in header]
     if absent:
         raise CLIError(f"columns {absent} of the model are missing from {path!r}")
-    frame = _read(path, usecols=columns, dtype={c: str for c in pre.categorical_})
-    for c in pre.numeric_:
-        frame[c] = _as_numbers(frame[c], c, path, "numeric in the model")
+    frame = _read(path, usecols=columns, dtype=str)  # the file's text; the model's casts map each value
     return pre.transform(frame[columns])
