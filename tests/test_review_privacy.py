@@ -134,29 +134,28 @@ def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value
     assert a["preprocessing"]["features_out"] == b["preprocessing"]["features_out"]
 
 
-@pytest.mark.parametrize("lone", ["x", 5.0, None])
-def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_path, capsys, lone):
-    """A column whose values are all missing but one takes the role of that one value:
+def test_a_column_with_fewer_than_two_values_gets_the_same_role_on_neighbours(tmp_path, capsys):
+    """A column whose values are all missing but one took the role of that one value:
     numeric for a number, categorical for a text, so one replaced row flipped the model's
-    structure (model.json's numeric / categories, the feature count) between neighbours;
-    an all-missing column was numeric, and categorical once one row held a text. With
-    fewer than two values present an undeclared column is now refused (like a column
-    mixing numbers and text), before anything is charged; then no replace-one pair of
-    accepted tables gives a column two roles (one row cannot turn two numbers into texts)."""
+    structure (model.json's numeric / categories, the feature count) between neighbours.
+    It was then refused, which made the refusal a release about the row. Now (issue 29)
+    the role is the schema rule's charged release: the statistic moves by one between
+    these neighbours, and with the same seed they release the same structure, with no
+    message about the value."""
     from dperm.cli import main
 
-    frame = _raw_table().drop(columns="flag")
-    frame["note"] = pd.Series([np.nan] * len(frame), dtype=object)
-    if lone is not None:
-        frame.loc[3, "note"] = lone
-    ledger = str(tmp_path / "ledger.json")
-    assert main(["budget", ledger, "--epsilon", "5"]) == 0
-    code, _ = _fit_csv(frame, tmp_path, "m", "--accountant", ledger)
-    err = capsys.readouterr().err
-    assert code == 2 and "'note'" in err and "fewer than two values" in err
-    assert "'x'" not in err and "5.0" not in err  # no value quoted
-    assert json.load(open(ledger))["charges"] == []
-    # declared, the same table fits
+    records = []
+    for lone in ["x", 5.0, None]:
+        frame = _raw_table().drop(columns="flag")
+        frame["note"] = pd.Series([np.nan] * len(frame), dtype=object)
+        if lone is not None:
+            frame.loc[3, "note"] = lone
+        code, model = _fit_csv(frame, tmp_path, "m")
+        err = capsys.readouterr().err
+        assert code == 0 and "'x'" not in err and "5.0" not in err
+        records.append((model["preprocessing"]["features_out"], model["epsilon"], err))
+    assert records[0] == records[1] == records[2]
+    # declared, the same table fits with the declared role
     (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["note"]}))
     code, model = _fit_csv(frame, tmp_path, "m", "--schema", str(tmp_path / "schema.json"))
     assert code == 0 and "note" in model["preprocessing"]["categories"]
