@@ -270,26 +270,41 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     assert pd.read_csv(tmp_path / "p.csv").equals(pd.read_csv(tmp_path / "q.csv"))
 
 
-def test_label_and_weight_errors_come_before_the_preprocessing_is_charged(tmp_path, capsys):
+def test_labels_targets_and_weights_are_total_on_the_private_route(tmp_path, capsys):
+    """A label outside --classes, a missing label, a weight above 1 or not a number, a
+    regression target that is not a number: each was refused before any charge, which
+    made the refusal a release about the row (issue 29). Now each row's label, target and
+    weight is mapped by itself (weight 0, or clamped into [0, 1]); neighbours with the same
+    seed write the same structure and nothing about the row."""
     frame = _raw().assign(w=0.5)
-    frame.loc[5, "target"] = "maybe"
-    train = _write(frame, tmp_path / "train.csv")
-    ledger = str(tmp_path / "ledger.json")
-    assert main(["budget", ledger, "--epsilon", "5"]) == 0
-    capsys.readouterr()
-    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
-    assert "outside the declared classes" in line and "maybe" not in line
-    frame.loc[5, "target"] = "no"
-    frame.loc[7, "w"] = 7.5
-    _write(frame, tmp_path / "train.csv")
-    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
-    assert "[0, 1]" in line and "7.5" not in line
-    assert json.load(open(ledger))["charges"] == [] and not (tmp_path / "m.json").exists()
-    frame.loc[7, "w"] = 1.0
-    _write(frame, tmp_path / "train.csv")
-    assert _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w") == 0
-    model = json.loads((tmp_path / "m.json").read_text())
-    assert model["sample_weight"] == "w" and "w" not in model["preprocessing"]["columns"]
+    base = _write(frame, tmp_path / "base.csv")
+    neighbours = []
+    for column, value in (("target", "maybe"), ("target", np.nan), ("w", 7.5), ("w", "heavy"), ("w", np.nan)):
+        bad = frame.astype({column: object})
+        bad.loc[5, column] = value
+        neighbours.append(_write(bad, tmp_path / f"n{len(neighbours)}.csv"))
+    records = []
+    for data in [base, *neighbours]:
+        out = tmp_path / "m.json"
+        assert _fit(data, out, "--sample-weight", "w") == 0
+        model = json.loads(out.read_text())
+        records.append((model["preprocessing"]["features_out"], model["epsilon"], model["classes"],
+                        model["sample_weight"]))
+        err = capsys.readouterr().err
+        assert "maybe" not in err and "7.5" not in err and "heavy" not in err
+    assert all(r == records[0] for r in records)
+    assert records[0][2] == ["no", "yes"] and "w" not in json.loads(out.read_text())["preprocessing"]["columns"]
+    # a regression target that does not parse weighs 0 too
+    reg = _raw().assign(value=np.linspace(0, 10, 1500)).drop(columns="target")
+    reg_bad = reg.astype({"value": object})
+    reg_bad.loc[3, "value"] = "42.5 (approx)"
+    shapes = []
+    for name, table in (("r.csv", reg), ("s.csv", reg_bad)):
+        path = _write(table, tmp_path / name)
+        assert main(["fit", path, "--target", "value", "--loss", "squared", "--y-bounds", "0:10", "--epsilon", "2",
+                     "--seed", "0", "--out", str(tmp_path / "r.json")]) == 0
+        shapes.append(json.loads((tmp_path / "r.json").read_text())["preprocessing"]["features_out"])
+    assert shapes[0] == shapes[1] and "approx" not in capsys.readouterr().err
 
 
 def test_a_column_mixing_numbers_and_text_gets_its_role_by_the_schema_rule(tmp_path, capsys):
