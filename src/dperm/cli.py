@@ -487,36 +487,42 @@ def _fit(args) -> int:
     else:
         frame = _read_csv(args.data)
         features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
-    if weight_column is not None and frame[weight_column].dtype.kind not in "biuf":
+    # the private route makes labels, targets and weights total (make_pipeline: weight 0 or
+    # clamped, docs/privacy.md "Totality"); refusing on their values would release the row
+    if not private and weight_column is not None and frame[weight_column].dtype.kind not in "biuf":
         raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
-    missing = _columns_with_missing(frame[label_columns] if private else frame[[*features.columns, *label_columns]])
+    missing = [] if private else _columns_with_missing(frame[[*features.columns, *label_columns]])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
                        + ("" if private else " (or fit with the private preprocessing: drop --data-norm)"))
     target = frame[args.target]
     classes = None
     if loss.binary:
-        classes = _declared_classes(args.classes, target, args.target)
+        # private route: the classes from the command line alone (not the column's dtype,
+        # which one row can change); labels are matched to them by value
+        classes = cli_raw.declared_classes(args.classes) if private else _declared_classes(args.classes, target,
+                                                                                           args.target)
         if classes is None:
-            _check_categorical(target, args.target, loss.name)
+            # private route: a missing label weighs 0, the label set is the present labels'
+            present = cli_raw.present_labels(target) if private else target
+            _check_categorical(present, args.target, loss.name)
             from .privacy.budget import PrivacyWarning
 
             warnings.warn("--classes was not given: the label set is taken from the data and treated as public "
                           "(it is released with the model, unprotected); declare it, e.g. --classes no,yes",
                           PrivacyWarning, stacklevel=2)
-            classes = sorted(target.unique().tolist())
+            classes = cli_raw.label_set(present) if private else sorted(target.unique().tolist())
             if len(classes) < 2:
                 raise CLIError(f"column {args.target!r} has fewer than 2 distinct labels; a classifier needs 2")
     elif args.classes is not None:
         raise CLIError(f"--classes is for classification losses; --loss {loss.name} is a regression loss")
-    elif target.dtype.kind not in "biuf":
+    elif not private and target.dtype.kind not in "biuf":
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
     y = target.to_numpy()
-    y = y if loss.binary else y.astype(float)
-    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
-    if private:  # the estimator's own checks come after the preprocessing's charge: made here first
-        _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
+    y = y if loss.binary or private else y.astype(float)
+    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(
+        dtype=object if private else float)
     if private:
         pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
                                     not loss.binary, sample_weight, args.ledger)
@@ -537,22 +543,6 @@ def _fit(args) -> int:
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
           f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
     return 0
-
-
-def _check_labels_and_weights(y, classes, sample_weight, column: str, classification: bool) -> None:
-    """Input validation before any charge, quoting no value: labels within the declared
-    classes, finite regression targets, weights in [0, 1]."""
-    import numpy as np
-    import pandas as pd
-
-    if classification and classes is not None and not bool(pd.Series(y).isin(classes).all()):
-        raise CLIError(f"column {column!r} has a label outside the declared classes; add it to --classes or drop "
-                       "those rows")
-    if not classification and not np.isfinite(y).all():
-        raise CLIError(f"column {column!r} has infinite values; a regression target must be finite")
-    if sample_weight is not None and not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()
-                                          and (sample_weight <= 1).all()):
-        raise CLIError("sample weights must be numbers in [0, 1] (the privacy guarantee needs weights <= 1)")
 
 
 def _preprocessing_mode(args, declared) -> str:
