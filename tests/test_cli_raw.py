@@ -214,7 +214,6 @@ BAD = [
     (["--bounds", "age=100:0"], "LOW < HIGH"),
     (["--bounds", "age=0:x"], "must be numbers"),
     (["--bounds", "=0:1"], "COLUMN="),
-    (["--bounds", "city=0:1"], "not numbers"),
     (["--bounds", "age=0:100", "--bounds", "age=0:90"], "declared twice"),
     (["--bounds", "age=0:100", "--categories", "age=a,b"], "both numeric"),
     (["--categories", "city=paris,,lyon"], "empty"),
@@ -259,8 +258,13 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     bad = _raw().drop(columns="target").astype({"age": object})
     bad.loc[4, "age"] = "ancient"
     _write(bad, tmp_path / "u.csv")
-    line = _error_line(capsys, main(["predict", str(tmp_path / "m.json"), str(tmp_path / "u.csv")]))
-    assert "'age'" in line and "not numbers" in line and "ancient" not in line
+    # a value of a numeric column that is not a number is missing (the total cast of
+    # dperm._tables), predicted as the model's preprocessing predicts a missing value
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "u.csv"), "--out", str(tmp_path / "u.out")]) == 0
+    bad.loc[4, "age"] = None
+    _write(bad, tmp_path / "v.csv")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "v.csv"), "--out", str(tmp_path / "v.out")]) == 0
+    assert (tmp_path / "u.out").read_text() == (tmp_path / "v.out").read_text()
 
 
 def test_label_and_weight_errors_come_before_the_preprocessing_is_charged(tmp_path, capsys):

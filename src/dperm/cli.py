@@ -153,23 +153,25 @@ def _parse_spec(text: str | None, option: str, example: str):
 
 # ----------------------------------------------------------------------------- reading
 def _read_csv(path: str, what: str = "data file"):
-    import pandas as pd
+    """The file typed column by column as pandas.read_csv would type it, read by the
+    total reader of dperm._tables (one row per line, a malformed line a row of missing
+    values)."""
+    from ._tables import TableError, infer_types, read_table
 
-    if not Path(path).is_file():
-        raise CLIError(f"{what} {path!r} not found")
     try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read {what} {path!r} as CSV ({type(error).__name__})") from None
+        return infer_types(read_table(path, what=what))
+    except TableError as error:
+        raise CLIError(str(error)) from None
 
 
 def _numeric_features(frame, columns, path: str):
-    non_numeric = [c for c in columns if frame[c].dtype.kind not in "biuf"]
-    if non_numeric:
-        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}: a fit with --data-norm (or "
-                       "--preprocessing none) takes numbers only; fit without it to let the private preprocessing "
-                       "encode them")
-    return frame[list(columns)]
+    """The feature columns as numbers (rows declared prepared: --data-norm): the total
+    cast of dperm._tables.numbers, a value that is not a finite number missing."""
+    import pandas as pd
+
+    from .cli_raw import _as_numbers
+
+    return pd.DataFrame({c: _as_numbers(frame[c]) for c in columns}, columns=list(columns), index=frame.index)
 
 
 def _columns_with_missing(frame) -> list:
@@ -596,7 +598,7 @@ def cmd_predict(args) -> int:
     if incomplete.any() and args.on_missing == "error":
         raise CLIError(f"columns {_columns_with_missing(features)} of {args.data!r} have missing values; fill them, "
                        "or pass --on-missing empty to leave those predictions empty")
-    X = features.to_numpy(dtype=float)
+    X = features.to_numpy(dtype=float, copy=True)
     X[incomplete] = 0.0  # placeholder rows; their predictions are blanked below
     return _write_predictions(args, model, X, incomplete, to_file)
 

@@ -170,44 +170,43 @@ def check_against_header(declared: Declarations, header: list, label_columns: li
 
 
 def read_header(path: str) -> list:
-    import pandas as pd
-
-    from .cli import CLIError
-
-    if not Path(path).is_file():
-        raise CLIError(f"data file {path!r} not found")
-    try:
-        return list(pd.read_csv(path, nrows=0).columns)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
-
-
-def _read(path: str, **options):
-    import pandas as pd
-
-    from .cli import CLIError
+    """The file's column names (its first line; public). dperm._tables states the rule."""
+    from ._tables import TableError, read_header as header_of
 
     try:
-        return pd.read_csv(path, **options)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
+        return header_of(path)
+    except TableError as error:
+        raise _error(str(error)) from None
+
+
+def read_text(path: str, columns: list | None = None):
+    """The file as text columns, one row per line, a malformed line a row of missing
+    values (dperm._tables.read_table); never an error decided by a data row."""
+    from ._tables import TableError, read_table
+
+    try:
+        return read_table(path, columns)
+    except TableError as error:
+        raise _error(str(error)) from None
 
 
 def _is_number_kind(series) -> bool:
     return series.dtype.kind in "iuf"
 
 
-def _as_numbers(series, column: str, path: str, why: str):
-    """The column as floats (missing: NaN); an error that quotes no value if some value
-    is not a number."""
+def _as_numbers(series):
+    """The column as floats by the total cast of dperm._tables.numbers: a value that is
+    not a finite decimal number is missing (NaN), decided value by value, never an error."""
+    import numpy as np
     import pandas as pd
 
+    from ._tables import numbers
+
     if _is_number_kind(series):
-        return series.astype(float)
-    numbers = pd.to_numeric(series, errors="coerce")
-    if bool((numbers.isna() & series.notna()).any()):
-        raise _error(f"column {column!r} of {path!r} is {why} but holds values that are not numbers")
-    return numbers.astype(float)
+        values = series.to_numpy(dtype=float, copy=True)
+        values[~np.isfinite(values)] = np.nan
+        return pd.Series(values, index=series.index, name=series.name)
+    return numbers(series)
 
 
 def _all_text(series) -> bool:
@@ -245,8 +244,13 @@ def _check_not_mixed(series, column: str, path: str) -> None:
 def read_features(path: str, declared: Declarations, label_columns: list):
     """(frame, features, numeric, categorical): the whole file, and its feature columns
     with numeric columns as floats and categorical ones as text (missing stays missing)."""
+    from ._tables import infer_types
+
     categorical_declared = declared.categorical_columns()
-    frame = _read(path, dtype={c: str for c in categorical_declared})
+    text = read_text(path)
+    frame = infer_types(text)  # the dtypes pandas.read_csv would give, for the role rule below
+    for c in categorical_declared:
+        frame[c] = text[c]
     columns = [c for c in frame.columns if c not in label_columns]
     numeric, categorical = [], []
     for c in columns:
@@ -263,16 +267,14 @@ def read_features(path: str, declared: Declarations, label_columns: list):
             categorical.append(c)
     features = frame[columns].copy()
     for c in numeric:
-        features[c] = _as_numbers(frame[c], c, path, "declared numeric (--bounds or the schema)")
+        features[c] = _as_numbers(text[c])
     # undeclared categorical columns pandas did not read as text: the file's text. Not only
     # a bool column (True/False) but also one with a missing value, which pandas reads as
     # Python objects True, False, NaN: else the released categories would be booleans for
     # one table and strings for its neighbour, telling whether a value is missing.
     retype = [c for c in categorical if c not in categorical_declared and not _all_text(frame[c])]
-    if retype:
-        text = _read(path, usecols=retype, dtype=str)
-        for c in retype:
-            features[c] = text[c]
+    for c in retype:
+        features[c] = text[c]
     return frame, features, numeric, categorical
 
 
@@ -396,7 +398,7 @@ def transform_for_predict(model: dict, path: str):
     absent = [c for c in columns if c not in header]
     if absent:
         raise CLIError(f"columns {absent} of the model are missing from {path!r}")
-    frame = _read(path, usecols=columns, dtype={c: str for c in pre.categorical_})
+    frame = read_text(path, columns)
     for c in pre.numeric_:
-        frame[c] = _as_numbers(frame[c], c, path, "numeric in the model")
+        frame[c] = _as_numbers(frame[c])
     return pre.transform(frame[columns])
