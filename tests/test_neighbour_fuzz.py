@@ -19,7 +19,7 @@ and ``dperm fit`` / ``dperm predict`` on the two CSV files, with the same seed:
   replaced row (no other row's prediction moves, no column shifts).
 
 Default run: seeded (``derandomize=True``), a few examples per target, about 20 s on
-2 cores. Deep run: ``DPERM_FUZZ=deep python -m pytest -p no:xdist -s tests/test_neighbour_fuzz.py``
+2 cores. Deep run: ``DPERM_FUZZ=deep python -m pytest -n 0 -s tests/test_neighbour_fuzz.py``
 (random seeds, more examples; prints the number of pairs tried). ``DPERM_FUZZ_EXAMPLES=N``
 sets the examples per target.
 """
