@@ -70,10 +70,11 @@ def test_the_header_is_public_and_its_errors_quote_no_data(tmp_path):
 
 
 def test_numbers_is_total_and_decided_value_by_value():
+    """Python's float() grammar (the pipeline's cast of a text), non-finite values missing."""
     text = pd.Series(["1", " -2.5 ", "1e309", "inf", "?", "42.5 (approx)", "TRUE", "1,5", "", None, "\u200b1",
-                      "1_0", "0x10", ".5", "5.", "+1E3", "nan"], dtype="str")
-    expected = [1.0, -2.5, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan,
-                0.5, 5.0, 1000.0, np.nan]
+                      "1_0", "0x10", ".5", "5.", "+1E3", "nan", "\x00", "1" + "0" * 400], dtype="str")
+    expected = [1.0, -2.5, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, 10.0, np.nan,
+                0.5, 5.0, 1000.0, np.nan, np.nan, np.nan]
     np.testing.assert_array_equal(numbers(text).to_numpy(), expected)
     for i in range(len(text)):  # the same value alone gives the same number
         np.testing.assert_array_equal(numbers(text.iloc[[i]]).to_numpy(), [expected[i]])
@@ -100,8 +101,7 @@ def _raw_csv(tmp_path, n=400, last=None, name="d.csv"):
     return str(path)
 
 
-@pytest.mark.parametrize("last", ["1e309,paris,no", "TRUE,paris,no", '"1,5",paris,no', "?,lyon,yes",
-                                  b"1\r2,paris,no", b"\x00,paris,no", "\u200b1,paris,no"])
+@pytest.mark.parametrize("last", ["1e309,paris,no", '"1,5",paris,no', b"1\r2,paris,no"])
 def test_dperm_fit_gives_the_same_structure_on_a_file_and_its_neighbour(tmp_path, capsys, last):
     """Issue 29's reproductions 5 and 6 (the reader's part): the neighbour whose last line
     holds one of these fits, with the same features, keys and alpha (a function of n).
