@@ -95,6 +95,13 @@ def check_searchable(pipeline, X) -> None:
 
     for _, step in pipeline.steps[:-1]:
         if isinstance(step, PrivatePreprocessor) and hasattr(X, "columns"):
+            private_roles = step._undeclared(X)
+            if private_roles:
+                raise NotImplementedError(
+                    f"PrivateSearch over a DPPipeline needs every column's role public (undeclared: "
+                    f"{private_roles[:10]}): roles released privately would make each run's mechanism depend on the "
+                    "data; declare them (numeric=[...], categories={column: [...]}) or declare the DataFrame's "
+                    "dtypes public (schema='dtypes'), and the categories of every categorical column declared")
             _, categorical = step._roles(X)
             undeclared = [c for c in categorical if c not in (step.categories or {})]
             if undeclared:
@@ -192,7 +199,7 @@ class DPPipeline(Pipeline):
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
         if y is not None:
-            self._check_target_before_any_charge(final, final_name, y, params)
+            y, params = self._check_target_before_any_charge(final, final_name, y, params)
         if is_regressor(final) and y is not None:
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
@@ -230,6 +237,8 @@ class DPPipeline(Pipeline):
         self._y_map = None
         if is_regressor(final) and y is not None:
             y_model, event = self._target(final, y, total, accountant, seeds[-1])
+            # a target that did not parse (NaN here) has weight 0 (set above): any finite value
+            y_model = np.where(np.isnan(y_model), 0.0, y_model)
             events.append(event)
             from .preprocessing._base import spent_of
 
@@ -267,35 +276,74 @@ class DPPipeline(Pipeline):
         return self
 
     @staticmethod
-    def _check_target_before_any_charge(final, final_name: str, y, params: dict) -> None:
-        """The estimator's own checks of y and of the sample weights, run before the first
-        private step charges anything (the estimator runs them only after the preprocessing
-        has been charged, and a data-dependent error after a charge is a release): labels
-        within the declared classes, a classification target that looks categorical, a
-        finite regression target, weights in [0, 1]. Errors quote no value."""
+    def _check_target_before_any_charge(final, final_name: str, y, params: dict):
+        """Make y and the sample weights total, before the first private step charges
+        anything (docs/privacy.md, "Totality"): each row's target and weight mapped by
+        itself, never an error that depends on a value.
+
+        - a regression target is cast to a finite number (:func:`~dperm.preprocessing.
+          cast.real_column`: text, ``None``, NaN, inf, ``10**400`` fail the cast) and a row
+          whose target fails gets weight 0 (its target is then irrelevant);
+        - a classification label outside the declared ``classes`` gets weight 0 (labels
+          match by value: ``1``, ``1.0`` and ``"1"`` are the declared ``1``); without
+          declared classes the label set is taken from y (public by that choice, warned)
+          and y must look categorical (a public-by-contract check);
+        - a weight is cast to a number, NaN to 0, and clamped into [0, 1].
+
+        A Dask y or weight vector is gathered to the client here (the estimator gathers it
+        anyway). Returns (y, params) to fit with."""
         from sklearn.base import is_classifier
 
-        from ._validation import check_sample_weight
         from .distributed import is_dask_collection
+        from .preprocessing.cast import canonical_label, label_column, match_declared, real_column
 
-        if is_dask_collection(y):
-            return  # checked block by block by the estimator (never gathered here)
-        labels = np.asarray(y)
+        def local(values):
+            if is_dask_collection(values):
+                values = values.compute()
+            if hasattr(values, "to_numpy"):
+                values = values.to_numpy(dtype=object) if getattr(values, "ndim", 1) == 1 else values.to_numpy()
+            values = np.asarray(values) if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+            if values.ndim == 2 and values.shape[1] == 1:
+                values = values[:, 0]
+            return values
+
+        key = f"{final_name}__sample_weight"
+        weight = params.get(key)
+        labels = local(y)
+        if labels.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {labels.shape}")
+        n = labels.shape[0]
+        keep = np.ones(n, dtype=bool)
         if is_classifier(final):
             classes = final.get_params(deep=False).get("classes")
             if classes is not None:
                 from .estimators.linear import resolve_classes
 
-                resolve_classes(classes, labels.ravel())
+                declared = resolve_classes(classes, np.asarray(classes, dtype=object)[:0])  # public checks only
+                canonical = [canonical_label(c) for c in declared]
+                matched = match_declared(label_column(labels), canonical)
+                index = {c: i for i, c in enumerate(canonical)}
+                codes = np.fromiter((index.get(v, -1) for v in matched), dtype=np.int64, count=n)
+                keep = codes >= 0
+                y = declared[np.where(keep, codes, 0)]  # outside: any declared label, weight 0
             else:
                 from .estimators._base import check_categorical_target
 
                 check_categorical_target(labels, type(final).__name__)
-        elif labels.dtype.kind in "biuf" and not np.all(np.isfinite(labels)):
-            raise ValueError("y has missing or infinite values; a regression target must be finite")
-        weight = params.get(f"{final_name}__sample_weight")
-        if weight is not None and not is_dask_collection(weight) and np.ndim(weight) == 1:
-            check_sample_weight(weight, labels.shape[0])
+                y = labels
+        else:
+            y = real_column(labels)
+            keep = ~np.isnan(y)
+        if weight is not None or not keep.all():
+            if weight is None:
+                w = np.ones(n)
+            else:
+                w = real_column(local(weight)) if np.ndim(local(weight)) == 1 else None
+                if w is None or w.shape[0] != n:
+                    raise ValueError(f"sample_weight must be 1-D of length {n} (the number of rows)")
+                w = np.clip(np.where(np.isnan(w), 0.0, w), 0.0, 1.0)
+            params = {**params, key: np.where(keep, w, 0.0)}
+        return y, params
 
     def _check_target_feasible(self, final, X, total) -> None:
         """Public inputs only, before anything is charged: refuse to estimate a regression

@@ -134,6 +134,20 @@ def resolve_classes(declared, y) -> np.ndarray:
     return classes
 
 
+def outside_classes_weigh_zero(y, classes, sample_weight, declared: bool):
+    """Totality (docs/privacy.md): a label outside the declared ``classes`` gets weight 0
+    (and, in y, the first class, whose value is then irrelevant) instead of an error that
+    would tell whether such a label exists. Each row by itself; nothing is said about it.
+    Undeclared classes (taken from y) hold every label: nothing to do."""
+    if not declared:
+        return y, sample_weight
+    inside = np.isin(y, classes)
+    if inside.all():
+        return y, sample_weight
+    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return np.where(inside, y, classes[0]), np.where(inside, weights, 0.0)
+
+
 class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
     _parameter_constraints: dict = {**DPLinearModelMixin._parameter_constraints, "classes": ["array-like", None],
                                     "class_weight": [dict, str, None]}
@@ -182,7 +196,8 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
         check_classification_targets(y)
-        self.classes_ = resolve_classes(self.classes, y)
+        self.classes_ = resolve_classes(self.classes, y if self.classes is None else y[:0])
+        y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, self.classes is not None)
         sample_weight = self._class_weighted(sample_weight, y)
         k = len(self.classes_)
         rng = self._rng()
