@@ -267,26 +267,29 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     assert (tmp_path / "u.out").read_text() == (tmp_path / "v.out").read_text()
 
 
-def test_label_and_weight_errors_come_before_the_preprocessing_is_charged(tmp_path, capsys):
+def test_labels_and_weights_are_mapped_row_by_row_not_refused(tmp_path, capsys):
+    """Issue 29: a label outside --classes, a weight outside [0, 1] or not a number, a
+    regression target that is not a number: the row is mapped by itself (weight 0, or
+    clamped) and the fit releases what its clean neighbour releases (one charge each)."""
     frame = _raw().assign(w=0.5)
+    clean = _write(frame, tmp_path / "clean.csv")
     frame.loc[5, "target"] = "maybe"
-    train = _write(frame, tmp_path / "train.csv")
-    ledger = str(tmp_path / "ledger.json")
-    assert main(["budget", ledger, "--epsilon", "5"]) == 0
-    capsys.readouterr()
-    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
-    assert "outside the declared classes" in line and "maybe" not in line
-    frame.loc[5, "target"] = "no"
     frame.loc[7, "w"] = 7.5
-    _write(frame, tmp_path / "train.csv")
-    line = _error_line(capsys, _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w"))
-    assert "[0, 1]" in line and "7.5" not in line
-    assert json.load(open(ledger))["charges"] == [] and not (tmp_path / "m.json").exists()
-    frame.loc[7, "w"] = 1.0
-    _write(frame, tmp_path / "train.csv")
-    assert _fit(train, tmp_path / "m.json", "--accountant", ledger, "--sample-weight", "w") == 0
-    model = json.loads((tmp_path / "m.json").read_text())
-    assert model["sample_weight"] == "w" and "w" not in model["preprocessing"]["columns"]
+    frame = frame.astype({"w": object})
+    frame.loc[9, "w"] = "heavy"
+    train = _write(frame, tmp_path / "train.csv")
+    models = []
+    for data in (train, clean):
+        ledger = str(tmp_path / f"ledger-{len(models)}.json")
+        assert main(["budget", ledger, "--epsilon", "5"]) == 0
+        out = tmp_path / f"m{len(models)}.json"
+        assert _fit(data, out, "--accountant", ledger, "--sample-weight", "w") == 0
+        assert len(json.load(open(ledger))["charges"]) == 1
+        models.append(json.loads(out.read_text()))
+    err = capsys.readouterr().err
+    assert "maybe" not in err and "heavy" not in err and "7.5" not in err
+    assert models[0]["sample_weight"] == "w" and "w" not in models[0]["preprocessing"]["columns"]
+    assert sorted(models[0]) == sorted(models[1]) and models[0]["feature_names"] == models[1]["feature_names"]
 
 
 def test_a_column_mixing_numbers_and_text_is_refused_before_any_charge(tmp_path, capsys):

@@ -196,27 +196,28 @@ def _run(function, accountant: BudgetAccountant):
     return outcome, result, shown
 
 
-def _names_modulo_levels(names, selected: list) -> list:
-    """Feature names, the level of a privately selected category dropped (a noisy
-    release may keep another level on the neighbour; the column is what must stay)."""
-    out = []
-    for name in names:
-        column = next((c for c in selected if str(name).startswith(f"{c}=")), None)
-        out.append(f"{column}=<level>" if column is not None else str(name))
-    return sorted(set(out)) if selected else list(out)
+# What the noisy category selection moves: with the same seed, a neighbour's count of one
+# category differs by one, so a privately selected category can cross the noisy threshold
+# (a legitimate difference of the release), and with it the feature names, the number of
+# coefficients, alpha (a function of d), the model's events and its noise warning. When
+# the selections agree, every field is compared; when they differ, only the fields
+# upstream of the selection (NOISY counts those pairs).
+DOWNSTREAM_OF_SELECTION = {"features", "coef shape", "alpha", "events", "solver"}
+NOISY = Counter()
 
 
 def _pipeline_structure(pipe, declared_categories: dict) -> dict:
     pre, final = pipe.steps[0][1], pipe.steps[-1][1]
-    selected = [c for c in getattr(pre, "categorical_", []) if c not in declared_categories]
     released = pre.released_values() if hasattr(pre, "released_values") else {}
+    categories = released.get("categories", {})
     return {
         "columns": list(map(str, getattr(pre, "feature_names_in_", []))),
         "numeric": list(map(str, getattr(pre, "numeric_", []))),
         "categorical": list(map(str, getattr(pre, "categorical_", []))),
         "missing": list(map(str, getattr(pre, "missing_columns_", []))),
-        "declared categories": {c: released.get("categories", {}).get(c) for c in declared_categories},
-        "features": _names_modulo_levels(pre.get_feature_names_out(), selected),
+        "declared categories": {c: categories.get(c) for c in declared_categories},
+        "selected": {c: v for c, v in categories.items() if c not in declared_categories},
+        "features": list(map(str, pre.get_feature_names_out())),
         "coef shape": np.shape(final.coef_),
         "intercept shape": np.shape(final.intercept_),
         "classes": [repr(c) for c in getattr(final, "classes_", [])],
@@ -226,6 +227,10 @@ def _pipeline_structure(pipe, declared_categories: dict) -> dict:
         "budgets": repr(getattr(pipe, "budgets_", None)),
         "events": repr(pipe.event_) if hasattr(pipe, "event_") else None,
     }
+
+
+def _upstream(structure: dict) -> dict:
+    return {k: v for k, v in structure.items() if k not in DOWNSTREAM_OF_SELECTION}
 
 
 def _compare_predictions(pipe, X1, X2, row: int) -> None:
@@ -277,9 +282,13 @@ def _check_pair(make, X, y, X2, y2, row, declared_categories, search=False):
         outcomes.append((outcome, structure, shown, [repr(e) for e in accountant.events], fitted))
     (o1, s1, w1, e1, fit1), (o2, s2, w2, e2, _) = outcomes
     assert o1 == o2, f"one neighbour {o1!r}, the other {o2!r}"
-    assert w1 == w2, f"warnings differ: {w1} against {w2}"
-    assert e1 == e2, "the events charged differ"
-    assert s1 == s2, f"released structure differs: {s1} against {s2}"
+    if o1 == "ok" and s1["selected"] != s2["selected"]:  # the noisy selection moved: upstream fields only
+        NOISY["search" if search else "pipeline"] += 1
+        assert _upstream(s1) == _upstream(s2), f"released structure differs: {s1} against {s2}"
+    else:
+        assert w1 == w2, f"warnings differ: {w1} against {w2}"
+        assert e1 == e2, "the events charged differ"
+        assert s1 == s2, f"released structure differs: {s1} against {s2}"
     if o1 == "ok" and not search:
         _compare_predictions(fit1, X, X2, row)
 
@@ -337,14 +346,15 @@ CSV_KINDS = ["float", "int", "text", "bool"]
 
 
 @st.composite
-def csv_specs(draw):
+def csv_specs(draw, declare_all: bool = False):
     """A CSV file's description (small, so that a failing example prints short): seed,
-    number of rows, 1-3 feature columns of drawn kinds, which are declared, and whether
-    the target is a regression target."""
+    number of rows, 1-3 feature columns of drawn kinds, which are declared (all of them
+    with ``declare_all``), and whether the target is a regression target."""
     kinds = draw(st.lists(st.sampled_from(CSV_KINDS), min_size=1, max_size=3))
+    declare = [True] * len(kinds) if declare_all else draw(st.lists(st.booleans(), min_size=len(kinds),
+                                                                    max_size=len(kinds)))
     return {"seed": draw(st.integers(0, 2**16)), "n": draw(st.integers(150, 300)), "kinds": kinds,
-            "declare": draw(st.lists(st.booleans(), min_size=len(kinds), max_size=len(kinds))),
-            "regression": draw(st.booleans())}
+            "declare": declare, "regression": draw(st.booleans())}
 
 
 def _csv_table(spec: dict):
@@ -427,18 +437,21 @@ def _keys(value):
 def _model_structure(model: dict, options: list) -> dict:
     declared = {options[i + 1].split("=")[0] for i, o in enumerate(options) if o == "--categories"}
     pre = model.get("preprocessing", {})
-    selected = [c for c in pre.get("categories", {}) if c not in declared]
-    structure = {k: model[k] for k in ("classes", "alpha", "regularizer", "constraint", "solver", "epsilon", "delta",
-                                       "requested", "budgets", "y_bounds_declared", "data_norm", "target", "loss")
+    categories = pre.get("categories", {})
+    structure = {k: model[k] for k in ("classes", "regularizer", "constraint", "epsilon", "delta", "requested",
+                                       "budgets", "y_bounds_declared", "data_norm", "target", "loss")
                  if k in model}
     structure.update({
         "keys": sorted(model),
-        "coef": np.shape(model["coef"]),
-        "features": _names_modulo_levels(model["feature_names"], selected),
-        "columns": pre.get("columns"),
+        "coef shape": np.shape(model["coef"]),
+        "alpha": model.get("alpha"),
+        "solver": model.get("solver"),
+        "features": pre.get("features_out", model["feature_names"]),
+        "columns": model["feature_names"],
         "numeric": sorted(pre.get("numeric", {})),
         "missing_indicator": pre.get("missing_indicator"),
-        "categories": {c: (v if c in declared else "<selected>") for c, v in pre.get("categories", {}).items()},
+        "declared categories": {c: v for c, v in categories.items() if c in declared},
+        "selected": {c: v for c, v in categories.items() if c not in declared},
         "declared": pre.get("declared"),
         "preprocessing keys": sorted(pre),
     })
@@ -461,8 +474,20 @@ def _fit_csv(tmp, header, lines, options):
 
 
 @_settings("cli_fit")
+@given(spec=csv_specs(declare_all=True), data=st.data())
+def test_dperm_fit_is_total_on_neighbouring_files_with_declared_roles(tmp_path_factory, spec, data):
+    """Every feature column declared (--bounds, --categories): the schema is public."""
+    _fuzz_fit(tmp_path_factory, spec, data)
+
+
+@_settings("cli_fit")
 @given(spec=csv_specs(), data=st.data())
 def test_dperm_fit_is_total_on_neighbouring_files(tmp_path_factory, spec, data):
+    """Some columns undeclared: their roles come from the command line's schema rule."""
+    _fuzz_fit(tmp_path_factory, spec, data)
+
+
+def _fuzz_fit(tmp_path_factory, spec, data):
     header, lines, options = _csv_table(spec)
     width = len(header.split(b","))
     row, line, name = data.draw(csv_neighbours(lines, width))
@@ -472,14 +497,18 @@ def test_dperm_fit_is_total_on_neighbouring_files(tmp_path_factory, spec, data):
     PAIRS["dperm fit"] += 1
     runs = [_fit_csv(tmp, header, table_lines, options) for table_lines in (lines, neighbour)]
     (s1, o1, e1, m1, c1), (s2, o2, e2, m2, c2) = runs
-    note = f"options {options}, row {row} replaced by {name} ({line[:80]!r})"
+    note = f"spec {spec}, options {options}, row {row} replaced by {name} ({line[:80]!r})"
     try:
-        assert (s1, e1) == (s2, e2), f"exit {s1} / {s2}; stderr {e1.strip()!r} / {e2.strip()!r}"
+        assert s1 == s2, f"exit {s1} / {s2}; stderr {e1.strip()!r} / {e2.strip()!r}"
         assert o1 == o2, f"stdout {o1!r} / {o2!r}"
-        assert [c.get("events", c.get("event")) for c in c1] == [c.get("events", c.get("event")) for c in c2], \
-            "the events charged differ"
-        if s1 == 0:
-            assert _model_structure(m1, options) == _model_structure(m2, options), "model.json's structure differs"
+        t1, t2 = (_model_structure(m, options) if s1 == 0 else None for m in (m1, m2))
+        if s1 == 0 and t1["selected"] != t2["selected"]:  # the noisy selection moved: upstream fields only
+            NOISY["dperm fit"] += 1
+            assert _upstream(t1) == _upstream(t2), f"model.json's structure differs: {t1} against {t2}"
+        else:
+            assert e1 == e2, f"stderr {e1.strip()!r} / {e2.strip()!r}"
+            assert [c.get("event") for c in c1] == [c.get("event") for c in c2], "the events charged differ"
+            assert t1 == t2, f"model.json's structure differs: {t1} against {t2}"
     except AssertionError as error:
         _found("dperm fit", note, error)
 
@@ -504,7 +533,7 @@ def test_dperm_predict_is_total_on_neighbouring_files(tmp_path_factory, spec, da
         predictions = (tmp / "p.csv").read_text().splitlines() if result[0] == 0 else None
         outputs.append((result, predictions))
     ((s1, o1, e1), p1), ((s2, o2, e2), p2) = outputs
-    note = f"options {options}, row {row} replaced by {name} ({line[:80]!r})"
+    note = f"spec {spec}, options {options}, row {row} replaced by {name} ({line[:80]!r})"
     try:
         assert (s1, o1, e1) == (s2, o2, e2), f"exit {s1} / {s2}; stderr {e1.strip()!r} / {e2.strip()!r}"
         if s1 == 0:
@@ -522,6 +551,7 @@ def test_the_deep_run_found_nothing():
     if not DEEP:
         return
     lines = [f"neighbour fuzzer (deep): pairs tried {dict(PAIRS)}, total {sum(PAIRS.values())}; "
+             f"pairs whose noisy category selection differed (compared upstream of it) {dict(NOISY)}; "
              f"failing pairs {sum(count for count, _ in FINDINGS.values())} of {len(FINDINGS)} kinds"]
     for (target, kind), (count, example) in sorted(FINDINGS.items()):
         lines.append(f"- {target}: {count} x {kind}\n    e.g. {example}")

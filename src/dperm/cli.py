@@ -211,6 +211,46 @@ def _declared_classes(text: str | None, target, column: str):
         raise CLIError(f"--classes must be values of the kind in column {column!r} (numbers), e.g. --classes 0,1") from None
 
 
+def _label_key(text):
+    """The class of equal labels a text belongs to, by itself: a True/False word (any
+    case) its truth, a finite number its value (``1``, ``1.0``, `` 1 ``: one label),
+    any other text itself; None for a missing value."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    text = str(text)
+    if text.strip().lower() in ("true", "false"):
+        return ("bool", text.strip().lower() == "true")
+    try:
+        number = float(text)
+    except ValueError:
+        return ("text", text)
+    return ("number", number) if math.isfinite(number) else ("text", text)
+
+
+def _public_classes(text: str) -> list:
+    """--classes typed from its own text (public; never from the target column): all
+    integers -> int, all numbers -> float, all True/False words -> bool, else the text."""
+    values = [v for v in text.replace(",", " ").split() if v]
+    keys = [_label_key(v) for v in values]
+    if all(k[0] == "number" for k in keys):
+        numbers = [k[1] for k in keys]
+        return [int(v) for v in numbers] if all(float(v).is_integer() for v in numbers) else numbers
+    if all(k[0] == "bool" for k in keys):
+        return [k[1] for k in keys]
+    return values
+
+
+def _match_classes(target, classes: list):
+    """Each row's label mapped to the declared class it equals (``_label_key``), by
+    itself; a label outside the classes (or missing) becomes None, which the pipeline
+    gives weight 0. The column's dtype (which every row decides) plays no part."""
+    import numpy as np
+
+    index = {_label_key(str(c)): c for c in classes}
+    values = target.to_numpy(dtype=object, na_value=None)
+    return np.fromiter((index.get(_label_key(v)) for v in values), dtype=object, count=len(values))
+
+
 def _check_categorical(target, column: str, loss_name: str) -> None:
     """Stop a classification fit whose undeclared target looks like a regression target
     (non-integer numbers, or more than MAX_UNDECLARED_CLASSES distinct values): a forgotten
@@ -485,16 +525,23 @@ def _fit(args) -> int:
     else:
         frame = _read_csv(args.data)
         features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
-    if weight_column is not None and frame[weight_column].dtype.kind not in "biuf":
+    # the private route is total on the target and the weights (docs/privacy.md, "Totality"):
+    # a declared label set or a regression loss maps each row's target by itself (a label
+    # outside the classes, a target that is not a number: weight 0 in the pipeline), and a
+    # weight that is not a number is 0; only the undeclared label set (public by the
+    # person's choice, warned) keeps the checks on the data
+    total = private and (not loss.binary or args.classes is not None)
+    if weight_column is not None and not private and frame[weight_column].dtype.kind not in "biuf":
         raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
-    missing = _columns_with_missing(frame[label_columns] if private else frame[[*features.columns, *label_columns]])
+    checked = [args.target] if private and not total else [] if private else [*features.columns, *label_columns]
+    missing = _columns_with_missing(frame[checked])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
                        + ("" if private else " (or fit with the private preprocessing: drop --data-norm)"))
     target = frame[args.target]
     classes = None
     if loss.binary:
-        classes = _declared_classes(args.classes, target, args.target)
+        classes = _public_classes(args.classes) if total else _declared_classes(args.classes, target, args.target)
         if classes is None:
             _check_categorical(target, args.target, loss.name)
             from .privacy.budget import PrivacyWarning
@@ -507,13 +554,17 @@ def _fit(args) -> int:
                 raise CLIError(f"column {args.target!r} has fewer than 2 distinct labels; a classifier needs 2")
     elif args.classes is not None:
         raise CLIError(f"--classes is for classification losses; --loss {loss.name} is a regression loss")
-    elif target.dtype.kind not in "biuf":
+    elif not total and target.dtype.kind not in "biuf":
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
-    y = target.to_numpy()
-    y = y if loss.binary else y.astype(float)
-    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
-    if private:  # the estimator's own checks come after the preprocessing's charge: made here first
+    if total:
+        y = _match_classes(target, classes) if loss.binary else cli_raw._as_numbers(target).to_numpy()
+        sample_weight = None if weight_column is None else cli_raw._as_numbers(frame[weight_column]).to_numpy()
+    else:
+        y = target.to_numpy()
+        y = y if loss.binary else y.astype(float)
+        sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
+    if private and not total:  # the estimator's own checks come after the preprocessing's charge: made here first
         _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
     if private:
         pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
