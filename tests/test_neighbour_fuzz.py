@@ -350,11 +350,12 @@ def csv_specs(draw, declare_all: bool = False):
     """A CSV file's description (small, so that a failing example prints short): seed,
     number of rows, 1-3 feature columns of drawn kinds, which are declared (all of them
     with ``declare_all``), and whether the target is a regression target."""
-    kinds = draw(st.lists(st.sampled_from(CSV_KINDS), min_size=1, max_size=3))
+    prepared = declare_all and draw(st.booleans())  # --data-norm: every column declared a prepared number
+    kinds = draw(st.lists(st.sampled_from(["float", "int"] if prepared else CSV_KINDS), min_size=1, max_size=3))
     declare = [True] * len(kinds) if declare_all else draw(st.lists(st.booleans(), min_size=len(kinds),
                                                                     max_size=len(kinds)))
     return {"seed": draw(st.integers(0, 2**16)), "n": draw(st.integers(150, 300)), "kinds": kinds,
-            "declare": declare, "regression": draw(st.booleans())}
+            "declare": declare, "regression": draw(st.booleans()), "prepared": prepared}
 
 
 def _csv_table(spec: dict):
@@ -384,6 +385,8 @@ def _csv_table(spec: dict):
     lines = [",".join(row).encode() for row in zip(*columns, target)]
     options = ["--target", "target", "--epsilon", "2", "--seed", "0"]
     options += ["--loss", "squared", "--y-bounds=-6:6"] if spec["regression"] else ["--classes", "no,yes"]
+    if spec.get("prepared"):
+        return header, lines, options + ["--data-norm", "1"]
     for name, kind, d in zip(names, kinds, spec["declare"]):
         if d and kind in ("float", "int"):
             options += ["--bounds", f"{name}=-10:60"]
@@ -476,7 +479,8 @@ def _fit_csv(tmp, header, lines, options):
 @_settings("cli_fit")
 @given(spec=csv_specs(declare_all=True), data=st.data())
 def test_dperm_fit_is_total_on_neighbouring_files_with_declared_roles(tmp_path_factory, spec, data):
-    """Every feature column declared (--bounds, --categories): the schema is public."""
+    """Every feature column declared (--bounds, --categories, or all prepared numbers with
+    --data-norm): the schema is public."""
     _fuzz_fit(tmp_path_factory, spec, data)
 
 

@@ -251,6 +251,25 @@ def _match_classes(target, classes: list):
     return np.fromiter((index.get(_label_key(v)) for v in values), dtype=object, count=len(values))
 
 
+def _weigh_out(y, classes, sample_weight, classification: bool):
+    """The rows declared prepared (--data-norm): a label outside the classes (None) or a
+    target that is not a number gets weight 0 (and a stand-in value), a weight that is not
+    a number is 0, one outside [0, 1] clamped; each row by itself, as the pipeline does.
+    The weights are always passed, so whether some row is out does not choose the
+    estimator's path."""
+    import numpy as np
+
+    n = len(y)
+    weight = np.ones(n) if sample_weight is None else np.clip(np.nan_to_num(sample_weight, nan=0.0), 0.0, 1.0)
+    if classification:
+        inside = np.array([v is not None for v in y], dtype=bool)
+        y = np.asarray([v if ok else classes[0] for v, ok in zip(y, inside)])  # typed as the classes are
+    else:
+        inside = np.isfinite(y)
+        y = np.where(inside, y, 0.0)
+    return y, np.where(inside, weight, 0.0)
+
+
 def _check_categorical(target, column: str, loss_name: str) -> None:
     """Stop a classification fit whose undeclared target looks like a regression target
     (non-integer numbers, or more than MAX_UNDECLARED_CLASSES distinct values): a forgotten
@@ -530,10 +549,12 @@ def _fit(args) -> int:
     # outside the classes, a target that is not a number: weight 0 in the pipeline), and a
     # weight that is not a number is 0; only the undeclared label set (public by the
     # person's choice, warned) keeps the checks on the data
-    total = private and (not loss.binary or args.classes is not None)
-    if weight_column is not None and not private and frame[weight_column].dtype.kind not in "biuf":
+    total = not loss.binary or args.classes is not None
+    if weight_column is not None and not total and frame[weight_column].dtype.kind not in "biuf":
         raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
-    checked = [args.target] if private and not total else [] if private else [*features.columns, *label_columns]
+    if not private:  # rows declared prepared: a feature that is not a finite number is 0 (a centred value)
+        features = features.fillna(0.0)
+    checked = [] if total else [args.target] if private else label_columns
     missing = _columns_with_missing(frame[checked])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
@@ -560,6 +581,8 @@ def _fit(args) -> int:
     if total:
         y = _match_classes(target, classes) if loss.binary else cli_raw._as_numbers(target).to_numpy()
         sample_weight = None if weight_column is None else cli_raw._as_numbers(frame[weight_column]).to_numpy()
+        if not private:  # the estimator alone: the pipeline's row-by-row map made here
+            y, sample_weight = _weigh_out(y, classes, sample_weight, loss.binary)
     else:
         y = target.to_numpy()
         y = y if loss.binary else y.astype(float)
