@@ -67,10 +67,10 @@ def test_a_raw_csv_fits_and_predicts_through_the_same_pipeline_as_make_pipeline(
                  str(tmp_path / "p.csv")]) == 0
     predicted = pd.read_csv(tmp_path / "p.csv")["prediction"]
     assert predicted.notna().all()
-    # the same fit in Python: dperm.make_pipeline with the same roles, declarations and seed
+    # the same fit in Python: dperm.make_pipeline with the same declarations and seed (the
+    # undeclared columns' roles released by the same rule)
     pipe = dperm.make_pipeline(dperm.DPLogisticRegression(classes=CLASSES), epsilon=2.0, delta=1e-5,
-                               random_state=0, numeric=["age", "income"], categorical=["city"],
-                               bounds={"age": (0.0, 100.0)}, missing_indicator=True)
+                               random_state=0, bounds={"age": (0.0, 100.0)})
     pipe.fit(pd.read_csv(train).drop(columns="target"), frame["target"])
     np.testing.assert_allclose(model["coef"], pipe.steps[-1][1].coef_.ravel(), rtol=1e-10)
     assert model["epsilon"] == pytest.approx(pipe.privacy_spent_.epsilon)
@@ -258,13 +258,16 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     bad = _raw().drop(columns="target").astype({"age": object})
     bad.loc[4, "age"] = "ancient"
     _write(bad, tmp_path / "u.csv")
-    # a value of a numeric column that is not a number is missing (the total cast of
-    # dperm._tables), predicted as the model's preprocessing predicts a missing value
-    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "u.csv"), "--out", str(tmp_path / "u.out")]) == 0
-    bad.loc[4, "age"] = None
-    _write(bad, tmp_path / "v.csv")
-    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "v.csv"), "--out", str(tmp_path / "v.out")]) == 0
-    assert (tmp_path / "u.out").read_text() == (tmp_path / "v.out").read_text()
+    # a value outside its column's domain is missing (totality), at predict time as at fit
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "u.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert "ancient" not in capsys.readouterr().err
+    missing = bad.copy()
+    missing.loc[4, "age"] = np.nan
+    _write(missing, tmp_path / "v.csv")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "v.csv"), "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    assert pd.read_csv(tmp_path / "p.csv").equals(pd.read_csv(tmp_path / "q.csv"))
 
 
 def test_labels_and_weights_are_mapped_row_by_row_not_refused(tmp_path, capsys):
@@ -292,20 +295,40 @@ def test_labels_and_weights_are_mapped_row_by_row_not_refused(tmp_path, capsys):
     assert sorted(models[0]) == sorted(models[1]) and models[0]["feature_names"] == models[1]["feature_names"]
 
 
-def test_a_column_mixing_numbers_and_text_is_refused_before_any_charge(tmp_path, capsys):
+def test_a_column_mixing_numbers_and_text_gets_its_role_by_the_schema_rule(tmp_path, capsys):
     """One row must not flip a column's role (and the model's structure) between
-    neighbouring tables: an undeclared column holding numbers and text stops the fit."""
+    neighbouring tables. The command line refused an undeclared column holding numbers
+    and text, which made the refusal itself a release about one row (issue 29). Now the
+    role comes from the schema rule (a small charged release, the same as in Python): a
+    column of numbers with one text value stays numeric, the text value is missing, and
+    the neighbours release the same structure."""
     frame = _raw()
+    train = _write(frame, tmp_path / "a.csv")
     frame["age"] = frame["age"].astype(object)
     frame.loc[7, "age"] = "unknown"
-    train = _write(frame, tmp_path / "train.csv")
-    line = _error_line(capsys, _fit(train, tmp_path / "m.json"))
-    assert "'age'" in line and "mixes numbers and text" in line and "unknown" not in line
-    assert not (tmp_path / "m.json").exists()
-    # declared categorical (the schema's 'categorical'), the same table fits
+    neighbour = _write(frame, tmp_path / "b.csv")
+    models = []
+    for data, out in ((train, "ma.json"), (neighbour, "mb.json")):
+        assert _fit(data, tmp_path / out) == 0
+        models.append(json.load(open(tmp_path / out)))
+    err = capsys.readouterr().err
+    assert "unknown" not in err
+    a, b = (m["preprocessing"] for m in models)
+    assert a["features_out"] == b["features_out"] and set(a["numeric"]) == {"age", "income"}
+    assert models[0]["epsilon"] == models[1]["epsilon"]
+    # declared categorical (the schema's 'categorical'), the same table fits with age as a category
     (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["age"]}))
-    assert _fit(train, tmp_path / "m.json", "--schema", str(tmp_path / "schema.json")) == 0
+    assert _fit(neighbour, tmp_path / "m.json", "--schema", str(tmp_path / "schema.json")) == 0
     assert "age" in json.load(open(tmp_path / "m.json"))["preprocessing"]["categories"]
+
+
+def test_a_bound_on_a_text_column_makes_it_numeric_with_its_text_missing(tmp_path):
+    """A declaration is obeyed whatever the values (they are data, the declaration is
+    public): --bounds on a column of text makes it numeric, every text value missing."""
+    train = _write(_raw(), tmp_path / "train.csv")
+    assert _fit(train, tmp_path / "m.json", "--bounds", "city=0:1") == 0
+    pre = json.load(open(tmp_path / "m.json"))["preprocessing"]
+    assert "city" in pre["numeric"] and "city" not in pre["categories"]
 
 
 def test_predict_to_a_closed_pipe_stops_quietly(tmp_path):

@@ -8,16 +8,12 @@ any data is read and before anything is charged; an error names the option and t
 column, never a value of the data.
 
 Column roles: a declared column takes its declared role (``bounds`` or ``numeric``:
-numeric; ``categories`` or ``categorical``: categorical, read as text); an undeclared
-column is numeric when pandas reads every value of it as a number, categorical when no
-value of it is a number. A column that mixes both, or that has fewer than two values
-(the others missing), is refused before anything is charged (declare its role):
-otherwise one row could flip the role of a column, and with it the released model's
-structure, between neighbouring tables. An undeclared categorical column is one-hot
-encoded over the file's text (True/False included, with or without missing values). The roles are then the table's
-schema, the same on replace-one neighbours (docs/your-data.md).
-Every numeric column gets a missing-value indicator (whether it has missing values or
-not: a choice made from the data would release that).
+numeric; ``categories`` or ``categorical``: categorical); an undeclared column gets its
+role from the schema rule of :mod:`dperm.preprocessing.schema` (a small charged release,
+the same as in Python). The file is read by :mod:`dperm._tables`: one row per line, every
+field text, a malformed line a row of missing values; the features go to the pipeline as
+the file's text, and the pipeline's casts map each value by itself (a value outside its
+column's domain is missing). No value of a row is refused (docs/privacy.md, "Totality").
 
 Imported only by the `fit` and `predict` commands (start-up stays light: the heavy
 imports are inside the functions).
@@ -209,72 +205,27 @@ def _as_numbers(series):
     return numbers(series)
 
 
-def _all_text(series) -> bool:
-    """Whether every present value of the column is a string (as pandas read it)."""
-    return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
-
-
-def _check_two_values(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared column with fewer than two values present:
-    its role would be that of its one value (numeric for a number, categorical for a
-    text; an all-missing column reads as numbers), so one replaced row could flip it.
-    From two values on, a flip needs a table mixing numbers and text, refused too. The
-    error quotes no value."""
-    if int(series.notna().sum()) < 2:
-        raise _error(f"column {column!r} of {path!r} has fewer than two values (the others are missing), so its role "
-                     "(numeric or categorical) would rest on single rows; declare it (--categories, --bounds, or the "
-                     "schema's 'numeric' / 'categorical') or drop it")
-
-
-def _check_not_mixed(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared text column some of whose values are
-    numbers: its role would rest on single rows. The error quotes no value."""
-    import pandas as pd
-
-    present = series.dropna()
-    if present.dtype.kind != "O" or present.empty:
-        return
-    parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
-    if bool(parsed.notna().any()):
-        raise _error(f"column {column!r} of {path!r} mixes numbers and text, so its role (numeric or categorical) "
-                     "would rest on single rows; declare it (--categories, --bounds, or the schema's 'numeric' / "
-                     "'categorical') or clean it")
-
-
 def read_features(path: str, declared: Declarations, label_columns: list):
     """(frame, features, numeric, categorical): the whole file, and its feature columns
-    with numeric columns as floats and categorical ones as text (missing stays missing)."""
+    as the file's text (missing stays missing). ``numeric`` and ``categorical`` are the
+    declared roles; the other feature columns get theirs from the schema rule of
+    :mod:`dperm.preprocessing.schema` (the same as in Python): a small charged release per
+    column, inside the preprocessing's budget. No value is refused: once the roles are
+    fixed, a value outside its column's domain is missing (docs/privacy.md, "Totality").
+    The file is read by dperm._tables (one row per line, a malformed line a row of missing
+    values); ``frame`` types each column as pandas.read_csv would, for the label and
+    weight columns' checks where the label set is not declared."""
     from ._tables import infer_types
 
-    categorical_declared = declared.categorical_columns()
     text = read_text(path)
-    frame = infer_types(text)  # the dtypes pandas.read_csv would give, for the role rule below
-    for c in categorical_declared:
-        frame[c] = text[c]
-    columns = [c for c in frame.columns if c not in label_columns]
-    numeric, categorical = [], []
-    for c in columns:
-        if c in declared.numeric_columns():
-            numeric.append(c)
-        elif c in categorical_declared:
-            categorical.append(c)
-        elif _is_number_kind(frame[c]):
-            _check_two_values(frame[c], c, path)
-            numeric.append(c)
-        else:
-            _check_two_values(frame[c], c, path)
-            _check_not_mixed(frame[c], c, path)
-            categorical.append(c)
-    features = frame[columns].copy()
-    for c in numeric:
-        features[c] = _as_numbers(text[c])
-    # undeclared categorical columns pandas did not read as text: the file's text. Not only
-    # a bool column (True/False) but also one with a missing value, which pandas reads as
-    # Python objects True, False, NaN: else the released categories would be booleans for
-    # one table and strings for its neighbour, telling whether a value is missing.
-    retype = [c for c in categorical if c not in categorical_declared and not _all_text(frame[c])]
-    for c in retype:
-        features[c] = text[c]
+    frame = infer_types(text)
+    columns = [c for c in text.columns if c not in label_columns]
+    # the file's text, column by column: a value's representation never depends on the
+    # other rows (pandas' type guess would read 75001 as a number in one table and as the
+    # text "75001" in its neighbour with a word in that column)
+    features = text[columns].copy()
+    numeric = [c for c in columns if c in declared.numeric_columns()]
+    categorical = [c for c in columns if c in declared.categorical_columns()]
     return frame, features, numeric, categorical
 
 
@@ -289,9 +240,14 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     if undeclared_categorical and not args.delta > 0:
         raise _error(f"categorical columns {undeclared_categorical} have no declared categories: selecting them "
                      "privately needs --delta > 0; declare them with --categories COLUMN=A,B,C")
+    undeclared = [c for c in features.columns if c not in numeric and c not in categorical]
+    if undeclared and not args.delta > 0:
+        raise _error(f"columns {undeclared[:10]} have no declared role; one released categorical would need "
+                     "--delta > 0 to select its categories; give --delta, or declare their roles (--bounds, "
+                     "--categories, or the schema's 'numeric' / 'categorical')")
     options = dict(epsilon=args.epsilon, delta=args.delta, accountant=ledger, random_state=args.seed,
                    numeric=numeric, categorical=categorical, bounds=dict(declared.bounds),
-                   categories=dict(declared.categories), missing_indicator=bool(numeric))
+                   categories=dict(declared.categories), missing_indicator="auto", schema="private")
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
     elif declared.y_bounds is not None:
@@ -327,10 +283,10 @@ def _stand_in(features, numeric: list, categorical: list, declared: Declarations
     n = len(features)
     columns = {}
     for c in features.columns:
-        if c in numeric:
-            columns[c] = np.zeros(n)
-        else:
+        if c in categorical:
             columns[c] = np.full(n, declared.categories.get(c, ["?"])[0], dtype=object)
+        else:  # numeric, or a role the fit releases privately (its cost is in the events either way)
+            columns[c] = np.zeros(n)
     return pd.DataFrame(columns, columns=list(features.columns))
 
 
@@ -398,7 +354,5 @@ def transform_for_predict(model: dict, path: str):
     absent = [c for c in columns if c not in header]
     if absent:
         raise CLIError(f"columns {absent} of the model are missing from {path!r}")
-    frame = read_text(path, columns)
-    for c in pre.numeric_:
-        frame[c] = _as_numbers(frame[c])
+    frame = read_text(path, columns)  # the file's text; the model's casts map each value
     return pre.transform(frame[columns])

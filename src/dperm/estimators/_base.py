@@ -191,13 +191,14 @@ class DPLinearModelMixin(BaseEstimator):
         from ..preprocessing.cast import real_column, real_value
 
         n = X.shape[0]
-        if np.ndim(sample_weight) == 0:
-            weights = np.full(n, real_value(sample_weight))
+        if hasattr(sample_weight, "to_numpy"):
+            sample_weight = sample_weight.to_numpy()
+        raw = np.asarray(sample_weight)  # an array-like's own conversion (its type, not its values)
+        if raw.dtype.kind not in "biuf":
+            raw = np.asarray(sample_weight, dtype=object)
+        if raw.ndim == 0:
+            weights = np.full(n, real_value(raw.item()))
         else:
-            if hasattr(sample_weight, "to_numpy"):
-                sample_weight = sample_weight.to_numpy()
-            raw = np.asarray(sample_weight) if isinstance(sample_weight, np.ndarray) else \
-                np.asarray(sample_weight, dtype=object)
             if raw.ndim != 1 or raw.shape[0] != n:
                 raise ValueError(f"sample_weight must be 1-D of length n_samples = {n}, got shape {raw.shape}")
             weights = real_column(raw)

@@ -128,7 +128,8 @@ def _numeric_dtype(dtype) -> bool:
 
 def _objects(column) -> np.ndarray:
     if isinstance(column, pd.Series):
-        return column.to_numpy(dtype=object, na_value=None)
+        return column.to_numpy(dtype=object)  # (no na_value: pandas would test each value, and a
+        # signalling Decimal NaN raises in that test)
     return np.asarray(column, dtype=object).ravel()
 
 

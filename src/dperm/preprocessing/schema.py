@@ -77,10 +77,15 @@ def role_scale(n: int, columns: int, epsilon: float) -> tuple[int, bool]:
 
 
 def role_event(t: int, columns: int):
-    """The event of the role release: ``columns`` discrete Laplace releases of sensitivity 2."""
+    """The event of the role release: ``columns`` discrete Laplace releases of sensitivity
+    2, pure ``2 columns / t``-DP, wrapped as an ``ApproximateDpRelease`` with delta 0 so
+    that the one accountant adds it to the rest by basic composition (exactly its cost;
+    composed inside a privacy-loss distribution with the bounded-range quantile draws it
+    certified a little more than the sum, and the pipeline's shares assume the sum)."""
     if columns == 0:
         return ev.NoOpDpEvent()
-    return ev.composed([ev.DiscreteLaplaceRelease(scale=int(t), sensitivity=2)] * columns)
+    noise = ev.composed([ev.DiscreteLaplaceRelease(scale=int(t), sensitivity=2)] * columns)
+    return ev.ApproximateDpRelease(role_epsilon(t, columns), 0.0, noise=noise)
 
 
 def role_epsilon(t: int, columns: int) -> float:

@@ -427,16 +427,18 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.event_ = ev.composed(events)
         # each block certified its own (epsilon, delta): basic composition of the parts, or
         # the one accountant's composition at the same total delta if that is smaller
+        # (the role release, pure epsilon-DP, is added by basic composition, as the one
+        # accountant adds it (schema.role_event): the blocks' part is computed as before)
+        blocks_event = ev.composed(events[1:] if undeclared else events)
         parts = [b.privacy_spent_ for b in (self.scaler_, self.encoder_) if b is not None and b.privacy_spent_]
-        if undeclared:
-            parts.insert(0, spent_of(events[0]))
         self.privacy_spent_ = None
         if parts:
-            total = parts[0]
-            for part in parts[1:]:
-                total = total + part
-            joint = spent_of(self.event_, total.delta - sum(d for _, d in flatten(self.event_).approximate))
-            self.privacy_spent_ = joint if len(parts) > 1 and joint.epsilon < total.epsilon else total
+            total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+            joint = spent_of(blocks_event, total.delta - sum(d for _, d in flatten(blocks_event).approximate))
+            self.privacy_spent_ = joint if joint.epsilon < total.epsilon else total
+        if undeclared:
+            roles = spent_of(events[0])
+            self.privacy_spent_ = roles if self.privacy_spent_ is None else roles + self.privacy_spent_
         self.n_features_in_ = frame.shape[1] if self._numeric_array else len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
