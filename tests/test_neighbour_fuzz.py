@@ -204,6 +204,7 @@ def _run(function, accountant: BudgetAccountant):
 # upstream of the selection (NOISY counts those pairs).
 DOWNSTREAM_OF_SELECTION = {"features", "coef shape", "alpha", "events", "solver"}
 NOISY = Counter()
+OUTCOMES = Counter()  # (target, "both fit" / "both refused"): how often the pairs reach a model
 
 
 def _pipeline_structure(pipe, declared_categories: dict) -> dict:
@@ -282,6 +283,7 @@ def _check_pair(make, X, y, X2, y2, row, declared_categories, search=False):
         outcomes.append((outcome, structure, shown, [repr(e) for e in accountant.events], fitted))
     (o1, s1, w1, e1, fit1), (o2, s2, w2, e2, _) = outcomes
     assert o1 == o2, f"one neighbour {o1!r}, the other {o2!r}"
+    OUTCOMES["search" if search else "pipeline", "both fit" if o1 == "ok" else "both refused"] += 1
     if o1 == "ok" and s1["selected"] != s2["selected"]:  # the noisy selection moved: upstream fields only
         NOISY["search" if search else "pipeline"] += 1
         assert _upstream(s1) == _upstream(s2), f"released structure differs: {s1} against {s2}"
@@ -504,6 +506,7 @@ def _fuzz_fit(tmp_path_factory, spec, data):
     note = f"spec {spec}, options {options}, row {row} replaced by {name} ({line[:80]!r})"
     try:
         assert s1 == s2, f"exit {s1} / {s2}; stderr {e1.strip()!r} / {e2.strip()!r}"
+        OUTCOMES["dperm fit", "both fit" if s1 == 0 else "both refused"] += 1
         assert o1 == o2, f"stdout {o1!r} / {o2!r}"
         t1, t2 = (_model_structure(m, options) if s1 == 0 else None for m in (m1, m2))
         if s1 == 0 and t1["selected"] != t2["selected"]:  # the noisy selection moved: upstream fields only
@@ -555,6 +558,7 @@ def test_the_deep_run_found_nothing():
     if not DEEP:
         return
     lines = [f"neighbour fuzzer (deep): pairs tried {dict(PAIRS)}, total {sum(PAIRS.values())}; "
+             f"outcomes {dict(OUTCOMES)}; "
              f"pairs whose noisy category selection differed (compared upstream of it) {dict(NOISY)}; "
              f"failing pairs {sum(count for count, _ in FINDINGS.values())} of {len(FINDINGS)} kinds"]
     for (target, kind), (count, example) in sorted(FINDINGS.items()):
@@ -565,3 +569,27 @@ def test_the_deep_run_found_nothing():
         with open(os.environ["DPERM_FUZZ_REPORT"], "w") as handle:
             handle.write(report + "\n")
     assert not FINDINGS, report
+
+
+# ----------------------------------------------------------------------------- known findings
+# What the deep run found that lies outside the reader and the command line (issue 29's
+# other half): the minimal reproduction of each, strict, so that the fix shows as XPASS.
+@pytest.mark.xfail(strict=True, reason=(
+    "deep run: PrivateSearch over a pipeline refuses a nullable Int64 column (TypeError: Cannot interpret "
+    "'Int64Dtype()' as a data type, before any charge) but fits its neighbour, where one adversarial value made "
+    "the column object: the refusal tells the neighbours apart. Repro: PrivateSearch(make_pipeline("
+    "DPLogisticRegression(classes=[0, 1]), bounds={'a': (-10, 60)}), {'dplogisticregression__alpha': [0.01, 0.1]}, "
+    "epsilon=1.0, random_state=0).fit(pd.DataFrame({'a': pd.array(range(112), dtype='Int64')}), y)"))
+def test_private_search_takes_a_nullable_integer_column_as_its_neighbour_does():
+    rng = np.random.default_rng(0)
+    n = 112
+    X = pd.DataFrame({"a": pd.array(rng.integers(0, 50, n), dtype="Int64")})
+    y = rng.integers(0, 2, n)
+    outcomes = []
+    for table in (X, X.astype(object)):
+        accountant = BudgetAccountant(1.0, 1e-5)
+        search = PrivateSearch(dperm.make_pipeline(DPLogisticRegression(classes=[0, 1]), bounds={"a": (-10.0, 60.0)}),
+                               {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, delta=1e-5,
+                               accountant=accountant, random_state=0)
+        outcomes.append(_run(lambda: search.fit(table, y), accountant)[0])
+    assert outcomes[0] == outcomes[1] == "ok", outcomes
