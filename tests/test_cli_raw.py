@@ -270,29 +270,41 @@ def test_a_missing_target_column_and_a_missing_model_column_are_one_line_errors(
     assert pd.read_csv(tmp_path / "p.csv").equals(pd.read_csv(tmp_path / "q.csv"))
 
 
-def test_labels_and_weights_are_mapped_row_by_row_not_refused(tmp_path, capsys):
-    """Issue 29: a label outside --classes, a weight outside [0, 1] or not a number, a
-    regression target that is not a number: the row is mapped by itself (weight 0, or
-    clamped) and the fit releases what its clean neighbour releases (one charge each)."""
+def test_labels_targets_and_weights_are_total_on_the_private_route(tmp_path, capsys):
+    """A label outside --classes, a missing label, a weight above 1 or not a number, a
+    regression target that is not a number: each was refused before any charge, which
+    made the refusal a release about the row (issue 29). Now each row's label, target and
+    weight is mapped by itself (weight 0, or clamped into [0, 1]); neighbours with the same
+    seed write the same structure and nothing about the row."""
     frame = _raw().assign(w=0.5)
-    clean = _write(frame, tmp_path / "clean.csv")
-    frame.loc[5, "target"] = "maybe"
-    frame.loc[7, "w"] = 7.5
-    frame = frame.astype({"w": object})
-    frame.loc[9, "w"] = "heavy"
-    train = _write(frame, tmp_path / "train.csv")
-    models = []
-    for data in (train, clean):
-        ledger = str(tmp_path / f"ledger-{len(models)}.json")
-        assert main(["budget", ledger, "--epsilon", "5"]) == 0
-        out = tmp_path / f"m{len(models)}.json"
-        assert _fit(data, out, "--accountant", ledger, "--sample-weight", "w") == 0
-        assert len(json.load(open(ledger))["charges"]) == 1
-        models.append(json.loads(out.read_text()))
-    err = capsys.readouterr().err
-    assert "maybe" not in err and "heavy" not in err and "7.5" not in err
-    assert models[0]["sample_weight"] == "w" and "w" not in models[0]["preprocessing"]["columns"]
-    assert sorted(models[0]) == sorted(models[1]) and models[0]["feature_names"] == models[1]["feature_names"]
+    base = _write(frame, tmp_path / "base.csv")
+    neighbours = []
+    for column, value in (("target", "maybe"), ("target", np.nan), ("w", 7.5), ("w", "heavy"), ("w", np.nan)):
+        bad = frame.astype({column: object})
+        bad.loc[5, column] = value
+        neighbours.append(_write(bad, tmp_path / f"n{len(neighbours)}.csv"))
+    records = []
+    for data in [base, *neighbours]:
+        out = tmp_path / "m.json"
+        assert _fit(data, out, "--sample-weight", "w") == 0
+        model = json.loads(out.read_text())
+        records.append((model["preprocessing"]["features_out"], model["epsilon"], model["classes"],
+                        model["sample_weight"]))
+        err = capsys.readouterr().err
+        assert "maybe" not in err and "7.5" not in err and "heavy" not in err
+    assert all(r == records[0] for r in records)
+    assert records[0][2] == ["no", "yes"] and "w" not in json.loads(out.read_text())["preprocessing"]["columns"]
+    # a regression target that does not parse weighs 0 too
+    reg = _raw().assign(value=np.linspace(0, 10, 1500)).drop(columns="target")
+    reg_bad = reg.astype({"value": object})
+    reg_bad.loc[3, "value"] = "42.5 (approx)"
+    shapes = []
+    for name, table in (("r.csv", reg), ("s.csv", reg_bad)):
+        path = _write(table, tmp_path / name)
+        assert main(["fit", path, "--target", "value", "--loss", "squared", "--y-bounds", "0:10", "--epsilon", "2",
+                     "--seed", "0", "--out", str(tmp_path / "r.json")]) == 0
+        shapes.append(json.loads((tmp_path / "r.json").read_text())["preprocessing"]["features_out"])
+    assert shapes[0] == shapes[1] and "approx" not in capsys.readouterr().err
 
 
 def test_a_column_mixing_numbers_and_text_gets_its_role_by_the_schema_rule(tmp_path, capsys):

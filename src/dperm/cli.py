@@ -227,19 +227,6 @@ def _label_key(text):
     return ("number", number) if math.isfinite(number) else ("text", text)
 
 
-def _public_classes(text: str) -> list:
-    """--classes typed from its own text (public; never from the target column): all
-    integers -> int, all numbers -> float, all True/False words -> bool, else the text."""
-    values = [v for v in text.replace(",", " ").split() if v]
-    keys = [_label_key(v) for v in values]
-    if all(k[0] == "number" for k in keys):
-        numbers = [k[1] for k in keys]
-        return [int(v) for v in numbers] if all(float(v).is_integer() for v in numbers) else numbers
-    if all(k[0] == "bool" for k in keys):
-        return [k[1] for k in keys]
-    return values
-
-
 def _match_classes(target, classes: list):
     """Each row's label mapped to the declared class it equals (``_label_key``), by
     itself; a label outside the classes (or missing) becomes None, which the pipeline
@@ -544,51 +531,53 @@ def _fit(args) -> int:
     else:
         frame = _read_csv(args.data)
         features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
-    # the private route is total on the target and the weights (docs/privacy.md, "Totality"):
-    # a declared label set or a regression loss maps each row's target by itself (a label
-    # outside the classes, a target that is not a number: weight 0 in the pipeline), and a
-    # weight that is not a number is 0; only the undeclared label set (public by the
-    # person's choice, warned) keeps the checks on the data
-    total = not loss.binary or args.classes is not None
-    if weight_column is not None and not total and frame[weight_column].dtype.kind not in "biuf":
+    # the private route makes labels, targets and weights total (make_pipeline: weight 0 or
+    # clamped, docs/privacy.md "Totality"); the prepared route (--data-norm) maps them here
+    # alike when the label set is declared or the loss is a regression: refusing on their
+    # values would release the row
+    prepared_total = not private and (not loss.binary or args.classes is not None)
+    if not private and not prepared_total and weight_column is not None \
+            and frame[weight_column].dtype.kind not in "biuf":
         raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
     if not private:  # rows declared prepared: a feature that is not a finite number is 0 (a centred value)
         features = features.fillna(0.0)
-    checked = [] if total else [args.target] if private else label_columns
-    missing = _columns_with_missing(frame[checked])
+    missing = [] if private or prepared_total else _columns_with_missing(frame[label_columns])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
                        + ("" if private else " (or fit with the private preprocessing: drop --data-norm)"))
     target = frame[args.target]
     classes = None
     if loss.binary:
-        classes = _public_classes(args.classes) if total else _declared_classes(args.classes, target, args.target)
+        # the classes from the command line alone (not the column's dtype, which one row
+        # can change); labels are matched to them by value
+        classes = cli_raw.declared_classes(args.classes) if private or prepared_total else _declared_classes(
+            args.classes, target, args.target)
         if classes is None:
-            _check_categorical(target, args.target, loss.name)
+            # private route: a missing label weighs 0, the label set is the present labels'
+            present = cli_raw.present_labels(target) if private else target
+            _check_categorical(present, args.target, loss.name)
             from .privacy.budget import PrivacyWarning
 
             warnings.warn("--classes was not given: the label set is taken from the data and treated as public "
                           "(it is released with the model, unprotected); declare it, e.g. --classes no,yes",
                           PrivacyWarning, stacklevel=2)
-            classes = sorted(target.unique().tolist())
+            classes = cli_raw.label_set(present) if private else sorted(target.unique().tolist())
             if len(classes) < 2:
                 raise CLIError(f"column {args.target!r} has fewer than 2 distinct labels; a classifier needs 2")
     elif args.classes is not None:
         raise CLIError(f"--classes is for classification losses; --loss {loss.name} is a regression loss")
-    elif not total and target.dtype.kind not in "biuf":
+    elif not private and not prepared_total and target.dtype.kind not in "biuf":
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
-    if total:
+    if prepared_total:  # the estimator alone: the pipeline's row-by-row map made here
         y = _match_classes(target, classes) if loss.binary else cli_raw._as_numbers(target).to_numpy()
-        sample_weight = None if weight_column is None else cli_raw._as_numbers(frame[weight_column]).to_numpy()
-        if not private:  # the estimator alone: the pipeline's row-by-row map made here
-            y, sample_weight = _weigh_out(y, classes, sample_weight, loss.binary)
+        weight = None if weight_column is None else cli_raw._as_numbers(frame[weight_column]).to_numpy()
+        y, sample_weight = _weigh_out(y, classes, weight, loss.binary)
     else:
         y = target.to_numpy()
-        y = y if loss.binary else y.astype(float)
-        sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
-    if private and not total:  # the estimator's own checks come after the preprocessing's charge: made here first
-        _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
+        y = y if loss.binary or private else y.astype(float)
+        sample_weight = None if weight_column is None else frame[weight_column].to_numpy(
+            dtype=object if private else float)
     if private:
         pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
                                     not loss.binary, sample_weight, args.ledger)
@@ -604,22 +593,6 @@ def _fit(args) -> int:
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
           f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
     return 0
-
-
-def _check_labels_and_weights(y, classes, sample_weight, column: str, classification: bool) -> None:
-    """Input validation before any charge, quoting no value: labels within the declared
-    classes, finite regression targets, weights in [0, 1]."""
-    import numpy as np
-    import pandas as pd
-
-    if classification and classes is not None and not bool(pd.Series(y).isin(classes).all()):
-        raise CLIError(f"column {column!r} has a label outside the declared classes; add it to --classes or drop "
-                       "those rows")
-    if not classification and not np.isfinite(y).all():
-        raise CLIError(f"column {column!r} has infinite values; a regression target must be finite")
-    if sample_weight is not None and not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()
-                                          and (sample_weight <= 1).all()):
-        raise CLIError("sample weights must be numbers in [0, 1] (the privacy guarantee needs weights <= 1)")
 
 
 def _preprocessing_mode(args, declared) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Declarations", "parse_declarations", "read_features", "fit_pipeline", "preprocessing_record",
-           "transform_for_predict", "SCHEMA_KEYS"]
+           "transform_for_predict", "declared_classes", "SCHEMA_KEYS"]
 
 SCHEMA_KEYS = ("bounds", "categories", "numeric", "categorical", "y_bounds")
 
@@ -152,6 +152,43 @@ def parse_declarations(args) -> Declarations:
     elif "y_bounds" in schema:
         declared.y_bounds = parse_range(schema["y_bounds"], "the schema's y_bounds")
     return declared
+
+
+def declared_classes(text: str | None):
+    """The --classes values from the command line alone (public): numbers when every value
+    reads as a number (``0,1`` -> 0, 1), ``True``/``False`` for ``true,false`` (any case),
+    else the texts. The target's labels are matched to them by value (``1``, ``1.0`` and
+    ``"1"`` are the class 1); a label matching none weighs 0 (docs/privacy.md, "Totality")."""
+    if text is None:
+        return None
+    from .preprocessing.cast import canonical_label, real_value
+
+    values = [v.strip() for v in text.replace(",", " ").split() if v.strip()]
+    numbers = [real_value(v) for v in values]
+    if values and not any(math.isnan(x) for x in numbers):
+        return [canonical_label(x) for x in numbers]
+    if values and all(v.lower() in ("true", "false") for v in values):
+        return ["True" if v.lower() == "true" else "False" for v in values]
+    return values
+
+
+def present_labels(target):
+    """The target column without its missing labels (undeclared classes: their rows weigh 0)."""
+    from .preprocessing.cast import MISSING, label_column
+
+    return target[label_column(target) != MISSING]
+
+
+def label_set(target) -> list:
+    """Undeclared classes: the target's canonical labels (1 and 1.0 one label), sorted by a
+    public order of the labels; taken from the data and public by that choice (warned)."""
+    from .preprocessing.cast import MISSING, label_column
+    from .preprocessing.categorical import _order_key
+
+    labels = set(label_column(target)) - {MISSING}
+    if any(isinstance(v, str) for v in labels):
+        labels = {str(v) for v in labels}  # one type: numbers beside texts are texts
+    return sorted(labels, key=_order_key)
 
 
 def check_against_header(declared: Declarations, header: list, label_columns: list, path: str) -> None:
