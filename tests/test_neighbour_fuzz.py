@@ -202,7 +202,7 @@ def _run(function, accountant: BudgetAccountant):
 # coefficients, alpha (a function of d), the model's events and its noise warning. When
 # the selections agree, every field is compared; when they differ, only the fields
 # upstream of the selection (NOISY counts those pairs).
-DOWNSTREAM_OF_SELECTION = {"features", "coef shape", "alpha", "events", "solver"}
+DOWNSTREAM_OF_SELECTION = {"selected", "features", "coef shape", "alpha", "regularizer", "events", "solver"}
 NOISY = Counter()
 OUTCOMES = Counter()  # (target, "both fit" / "both refused"): how often the pairs reach a model
 
@@ -593,3 +593,27 @@ def test_private_search_takes_a_nullable_integer_column_as_its_neighbour_does():
                                accountant=accountant, random_state=0)
         outcomes.append(_run(lambda: search.fit(table, y), accountant)[0])
     assert outcomes[0] == outcomes[1] == "ok", outcomes
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "deep run: a huge finite value (1e308) in an undeclared numeric column makes PrivateScaler._scale_into's "
+    "(x - centre) / spread overflow, and NumPy's 'RuntimeWarning: overflow encountered in divide' is shown for "
+    "that table only (the clip maps the value to the bound either way): a warning that tells a row apart. Repro: "
+    "X = pd.DataFrame({'a': integers, 'd': dates}).astype(object); X.loc[17, 'a'] = 1e308; "
+    "make_pipeline(DPGLMRegressor(), y_bounds=(-6, 6), random_state=0).fit(X, y) under "
+    "warnings.simplefilter('always')"))
+def test_a_huge_value_in_a_numeric_column_raises_no_warning_its_neighbour_does_not():
+    rng = np.random.default_rng(2189)
+    n = 153
+    X = pd.DataFrame({"a": rng.integers(0, 50, n), "d": pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        rng.integers(0, 1000, n), unit="D")}).astype(object)
+    y = rng.normal(0, 2, n)
+    X2 = X.copy()
+    X2.loc[17, "a"] = 1e308
+    shown = []
+    for table in (X, X2):
+        accountant = BudgetAccountant(1.0, 1e-5)
+        pipe = dperm.make_pipeline(DPGLMRegressor(), y_bounds=(-6.0, 6.0), epsilon=1.0, delta=1e-5,
+                                   accountant=accountant, random_state=0)
+        shown.append(_run(lambda: pipe.fit(table, y), accountant)[2])
+    assert shown[0] == shown[1], shown
