@@ -335,3 +335,11 @@ def test_labels_outside_the_declared_classes_and_bad_weights_are_total():
     w0[4] = 0.0
     b = make().fit(X, labels, dplogisticregression__sample_weight=w0)
     np.testing.assert_array_equal(a.steps[-1][1].coef_, b.steps[-1][1].coef_)
+
+
+def test_released_values_of_a_fit_with_a_dropped_column_rebuild_its_transform():
+    X, y = _mixed()
+    pre = PrivatePreprocessor(drop=["PID"], categories={"educ": ["hs", "ba", "ms"]}, numeric=["age", "income"],
+                              delta=1e-6, random_state=0).fit(X)
+    again = PrivatePreprocessor.from_released(pre.released_values())
+    np.testing.assert_array_equal(again.transform(X), pre.transform(X))

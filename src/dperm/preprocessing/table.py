@@ -549,7 +549,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.encoder_ is not None:
             categories = {c: [v.item() if hasattr(v, "item") else v for v in cats]
                           for c, cats in zip(self.categorical_, self.encoder_.categories_)}
-        return {"columns": [str(c) for c in self.feature_names_in_], "numeric": numeric,
+        kept = [c for c in self.feature_names_in_ if c in self.numeric_ or c in self.categorical_]  # not drop=
+        return {"columns": [str(c) for c in kept], "numeric": numeric,
                 "missing_indicator": list(self.missing_columns_), "categories": categories,
                 "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
                 "features_out": [str(c) for c in self.get_feature_names_out()]}
