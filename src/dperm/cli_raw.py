@@ -8,16 +8,12 @@ any data is read and before anything is charged; an error names the option and t
 column, never a value of the data.
 
 Column roles: a declared column takes its declared role (``bounds`` or ``numeric``:
-numeric; ``categories`` or ``categorical``: categorical, read as text); an undeclared
-column is numeric when pandas reads every value of it as a number, categorical when no
-value of it is a number. A column that mixes both, or that has fewer than two values
-(the others missing), is refused before anything is charged (declare its role):
-otherwise one row could flip the role of a column, and with it the released model's
-structure, between neighbouring tables. An undeclared categorical column is one-hot
-encoded over the file's text (True/False included, with or without missing values). The roles are then the table's
-schema, the same on replace-one neighbours (docs/your-data.md).
-Every numeric column gets a missing-value indicator (whether it has missing values or
-not: a choice made from the data would release that).
+numeric; ``categories`` or ``categorical``: categorical); an undeclared column gets its
+role from the schema rule of :mod:`dperm.preprocessing.schema` (a small charged release,
+the same as in Python). The file is read by :mod:`dperm._tables`: one row per line, every
+field text, a malformed line a row of missing values; the features go to the pipeline as
+the file's text, and the pipeline's casts map each value by itself (a value outside its
+column's domain is missing). No value of a row is refused (docs/privacy.md, "Totality").
 
 Imported only by the `fit` and `predict` commands (start-up stays light: the heavy
 imports are inside the functions).
@@ -207,49 +203,43 @@ def check_against_header(declared: Declarations, header: list, label_columns: li
 
 
 def read_header(path: str) -> list:
-    import pandas as pd
-
-    from .cli import CLIError
-
-    if not Path(path).is_file():
-        raise CLIError(f"data file {path!r} not found")
-    try:
-        return list(pd.read_csv(path, nrows=0).columns)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
-
-
-def _read(path: str, **options):
-    import pandas as pd
-
-    from .cli import CLIError
+    """The file's column names (its first line; public). dperm._tables states the rule."""
+    from ._tables import TableError, read_header as header_of
 
     try:
-        return pd.read_csv(path, **options)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
+        return header_of(path)
+    except TableError as error:
+        raise _error(str(error)) from None
+
+
+def read_text(path: str, columns: list | None = None):
+    """The file as text columns, one row per line, a malformed line a row of missing
+    values (dperm._tables.read_table); never an error decided by a data row."""
+    from ._tables import TableError, read_table
+
+    try:
+        return read_table(path, columns)
+    except TableError as error:
+        raise _error(str(error)) from None
 
 
 def _is_number_kind(series) -> bool:
     return series.dtype.kind in "iuf"
 
 
-def _as_numbers(series, column: str, path: str, why: str):
-    """The column as floats (missing: NaN); an error that quotes no value if some value
-    is not a number."""
+def _as_numbers(series):
+    """The column as floats by the total cast of dperm._tables.numbers: a value that is
+    not a finite decimal number is missing (NaN), decided value by value, never an error."""
+    import numpy as np
     import pandas as pd
 
+    from ._tables import numbers
+
     if _is_number_kind(series):
-        return series.astype(float)
-    numbers = pd.to_numeric(series, errors="coerce")
-    if bool((numbers.isna() & series.notna()).any()):
-        raise _error(f"column {column!r} of {path!r} is {why} but holds values that are not numbers")
-    return numbers.astype(float)
-
-
-def _all_text(series) -> bool:
-    """Whether every present value of the column is a string (as pandas read it)."""
-    return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
+        values = series.to_numpy(dtype=float, copy=True)
+        values[~np.isfinite(values)] = np.nan
+        return pd.Series(values, index=series.index, name=series.name)
+    return numbers(series)
 
 
 def read_features(path: str, declared: Declarations, label_columns: list):
@@ -258,13 +248,19 @@ def read_features(path: str, declared: Declarations, label_columns: list):
     declared roles; the other feature columns get theirs from the schema rule of
     :mod:`dperm.preprocessing.schema` (the same as in Python): a small charged release per
     column, inside the preprocessing's budget. No value is refused: once the roles are
-    fixed, a value outside its column's domain is missing (docs/privacy.md, "Totality")."""
-    frame = _read(path)
-    columns = [c for c in frame.columns if c not in label_columns]
+    fixed, a value outside its column's domain is missing (docs/privacy.md, "Totality").
+    The file is read by dperm._tables (one row per line, a malformed line a row of missing
+    values); ``frame`` types each column as pandas.read_csv would, for the label and
+    weight columns' checks where the label set is not declared."""
+    from ._tables import infer_types
+
+    text = read_text(path)
+    frame = infer_types(text)
+    columns = [c for c in text.columns if c not in label_columns]
     # the file's text, column by column: a value's representation never depends on the
     # other rows (pandas' type guess would read 75001 as a number in one table and as the
     # text "75001" in its neighbour with a word in that column)
-    features = _read(path, usecols=columns, dtype=str)[columns] if columns else frame[columns].copy()
+    features = text[columns].copy()
     numeric = [c for c in columns if c in declared.numeric_columns()]
     categorical = [c for c in columns if c in declared.categorical_columns()]
     return frame, features, numeric, categorical
@@ -397,5 +393,5 @@ def transform_for_predict(model: dict, path: str):
     absent = [c for c in columns if c not in header]
     if absent:
         raise CLIError(f"columns {absent} of the model are missing from {path!r}")
-    frame = _read(path, usecols=columns, dtype=str)  # the file's text; the model's casts map each value
+    frame = read_text(path, columns)  # the file's text; the model's casts map each value
     return pre.transform(frame[columns])
