@@ -574,12 +574,7 @@ def test_the_deep_run_found_nothing():
 # ----------------------------------------------------------------------------- known findings
 # What the deep run found that lies outside the reader and the command line (issue 29's
 # other half): the minimal reproduction of each, strict, so that the fix shows as XPASS.
-@pytest.mark.xfail(strict=True, reason=(
-    "deep run: PrivateSearch over a pipeline refuses a nullable Int64 column (TypeError: Cannot interpret "
-    "'Int64Dtype()' as a data type, before any charge) but fits its neighbour, where one adversarial value made "
-    "the column object: the refusal tells the neighbours apart. Repro: PrivateSearch(make_pipeline("
-    "DPLogisticRegression(classes=[0, 1]), bounds={'a': (-10, 60)}), {'dplogisticregression__alpha': [0.01, 0.1]}, "
-    "epsilon=1.0, random_state=0).fit(pd.DataFrame({'a': pd.array(range(112), dtype='Int64')}), y)"))
+# Found by the deep run (a refusal on Int64 that the object-dtype neighbour did not have).
 def test_private_search_takes_a_nullable_integer_column_as_its_neighbour_does():
     rng = np.random.default_rng(0)
     n = 112
