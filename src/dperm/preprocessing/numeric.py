@@ -23,6 +23,7 @@ __all__ = ["PrivateScaler", "METHODS", "private_range"]
 METHODS = ("auto", "range", "median")
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
+REACH_PRIOR = 0.5  # log-weight lost per grid step (26%) of a range's reach: a decade costs e^-5
 
 
 class _InMemoryColumns:
@@ -102,8 +103,11 @@ def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, eps
     Returns ``(centre, lower reach, upper reach)``.
     """
     centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng)
-    upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng)
-    lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng)
+    # a public base measure decaying by REACH_PRIOR per grid step: among reaches that cover
+    # the same rows (the grid is coarser than the column's top rows), the shortest
+    prior = -REACH_PRIOR * np.arange(radii.size)
+    upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng, prior)
+    lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng, prior)
     return centre, lower, upper
 
 

@@ -231,10 +231,14 @@ def private_quantile(values, q: float, candidates, epsilon: float, rng=None) -> 
     return select_quantile(rank_counts(column, grid), q, grid, epsilon, rng)
 
 
-def select_quantile(counts, q: float, candidates, epsilon: float, rng=None) -> float:
+def select_quantile(counts, q: float, candidates, epsilon: float, rng=None, log_prior=None) -> float:
     """The draw of :func:`private_quantile` from counts already taken (``rank_counts``,
-    summed over the chunks of a Dask column)."""
+    summed over the chunks of a Dask column). ``log_prior``: a public base measure
+    (McSherry and Talwar 2007), log-weights per candidate added to ``epsilon u / 2``: the
+    draw stays epsilon-DP (the weights do not depend on the data)."""
     grid = _check_grid(candidates)
     scores = scores_from_counts(*counts, float(q))
+    if log_prior is not None:  # as a data-independent offset of the scores
+        scores = scores + (2.0 * SENSITIVITY / float(epsilon)) * np.asarray(log_prior, dtype=np.float64)
     index = exponential_select(rng, scores, float(epsilon), SENSITIVITY, secure=rng is None)
     return float(grid[index])
