@@ -23,7 +23,7 @@ __all__ = ["PrivateScaler", "METHODS", "private_range"]
 METHODS = ("auto", "range", "median")
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
-REACH_PRIOR = 0.5  # log-weight lost per grid step (26%) of a range's reach: a decade costs e^-5
+REACH_PRIOR = 1.0  # log-weight lost per grid step (26%) of a range's reach: a decade costs e^-10
 
 
 class _InMemoryColumns:
