@@ -139,7 +139,9 @@ class DPPipeline(Pipeline):
     privacy_spent_ : PrivacyBudget, certified by the one accountant for ``event_``.
     accountant_ : the BudgetAccountant charged.
     budgets_ : dict step name -> the PrivacyBudget it was given.
-    y_bounds_ : the target bounds used (regressors).
+    y_bounds_ : the target bounds used (regressors): declared, or the private map
+        (:func:`~dperm.preprocessing.target.target_range`).
+    y_range_ : the range the predictions are clipped into (declared, or released).
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
@@ -352,13 +354,14 @@ class DPPipeline(Pipeline):
             declared = own
         if declared is not None:
             low, high = _check_pair(declared, "y_bounds")
+            self.y_range_ = (low, high)
             event = ev.NoOpDpEvent()
         else:
             from .preprocessing.target import target_range
 
-            (low, high), event = target_range(y, self._share("y", self._target_default) * total.epsilon,
-                                              accountant=accountant,
-                                              random_state=seed if self.random_state is not None else None)
+            (low, high), self.y_range_, event = target_range(
+                y, self._share("y", self._target_default) * total.epsilon, accountant=accountant,
+                random_state=seed if self.random_state is not None else None)
         self.y_bounds_ = (low, high)
         if "y_bounds" in final.get_params(deep=False):
             final.set_params(y_bounds=(low, high))
@@ -377,13 +380,13 @@ class DPPipeline(Pipeline):
         if getattr(self, "_y_map", None) is not None:
             centre, scale = self._y_map
             prediction = centre + scale * np.asarray(prediction, dtype=np.float64)
-        bounds = getattr(self, "y_bounds_", None)
+        bounds = getattr(self, "y_range_", None)
         if bounds is not None and is_regressor(self.steps[-1][1]):
             prediction = np.clip(prediction, bounds[0], bounds[1])
         return prediction
 
     def score(self, X, y=None, sample_weight=None, **params):
-        if getattr(self, "_y_map", None) is None and getattr(self, "y_bounds_", None) is None:
+        if getattr(self, "_y_map", None) is None and getattr(self, "y_range_", None) is None:
             return super().score(X, y, sample_weight=sample_weight, **params)
         from sklearn.metrics import r2_score
 

@@ -80,7 +80,7 @@ _check_pair = check_bounds_pair
 
 
 def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, epsilon: float,
-                  rng) -> tuple[float, float]:
+                  rng, n: int | None = None) -> tuple[float, float, float]:
     """The three draws of a column's private range (Smith 2011's quantile mechanism):
 
     1. its centre, the private median over ``grid`` (the most robust draw: a candidate
@@ -98,14 +98,20 @@ def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, eps
     own width whatever its distance from 0.
 
     ``counts(candidates, centre, side)`` returns the rank counts of the column (centre
-    None) or of its one-sided distances. Each draw is ``epsilon``-DP (sensitivity 1);
+    None) or of its one-sided distances. ``n`` (public) caps the reaches' base measure
+    (:data:`REACH_PRIOR` per grid step at most) so that its span stays below half the
+    exponent gap ``epsilon (1/2 - level) n / 2`` of the shortest reach. Each draw is ``epsilon``-DP (sensitivity 1);
     the later ones read the centre's release only (adaptive composition).
     Returns ``(centre, lower reach, upper reach)``.
     """
     centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng)
-    # a public base measure decaying by REACH_PRIOR per grid step: among reaches that cover
-    # the same rows (the grid is coarser than the column's top rows), the shortest
-    prior = -REACH_PRIOR * np.arange(radii.size)
+    # a public base measure decaying per grid step: among reaches that cover the same rows
+    # (the grid is coarser than the column's top rows), the shortest. Its whole span is kept
+    # below half the exponent gap of the shortest reach, 0 (about (1/2 - q) n rows short:
+    # epsilon (1/2 - q) n / 2), so it breaks ties above the data and does not pull the
+    # draw below it (public inputs: epsilon, level, n, the grid)
+    step = REACH_PRIOR if n is None else min(REACH_PRIOR, 0.25 * epsilon * (0.5 - level) * n / radii.size)
+    prior = -step * np.arange(radii.size)
     upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng, prior)
     lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng, prior)
     return centre, lower, upper
@@ -332,6 +338,7 @@ class PrivateScaler(PrivateTransformerMixin):
         self._charge(event, float(self.delta))
         rng = self._rng()
         centre, spread = np.empty(p), np.empty(p)
+        location = np.full(p, np.nan)  # the private medians (released values), for a target's map
         level = range_level(n, eps, radii.size + 1) if eps > 0 else None
         reaches = np.concatenate([[0.0], radii])
         self.level_ = level  # public: n, the draws' epsilon, the grid's size
@@ -342,10 +349,10 @@ class PrivateScaler(PrivateTransformerMixin):
                 continue
             if method == "range":
                 # an all-missing column still takes its draws (flat scores): the count is public
-                low, high = range_bounds(*private_range(
-                    lambda cands, c, side, j=j: columns.counts(j, cands, centre=c, side=side),
-                    grid, reaches, level, eps, rng), level, floor=float(radii[0]))
-                centre[j], spread[j] = 0.5 * (low + high), 0.5 * (high - low)
+                drawn = private_range(lambda cands, c, side, j=j: columns.counts(j, cands, centre=c, side=side),
+                                      grid, reaches, level, eps, rng, n)
+                low, high = range_bounds(*drawn, level, floor=float(radii[0]))
+                centre[j], spread[j], location[j] = 0.5 * (low + high), 0.5 * (high - low), drawn[0]
                 continue
             # an all-missing column still takes its draws (flat scores): the count is public
             c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng)
@@ -353,11 +360,12 @@ class PrivateScaler(PrivateTransformerMixin):
                 i = int(np.searchsorted(grid, c))
                 fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
                 c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
-            centre[j] = c
+            centre[j] = location[j] = c
             # the spread among the rows off the centre (off_centre_counts): no collapse on ties
             spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),
                                                                       radii, eps, rng)
         self.centre_, self.spread_ = centre, spread
+        self._location = location
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
         self.n_features_in_ = p  # (validate_data set it for in-memory input; a Dask frame's columns)
         self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))

@@ -55,8 +55,11 @@ def warn_if_target_noisy(n: int, epsilon: float) -> bool:
     return False
 
 
+CENTRED_MAP = True  # map y onto [-1, 1] about its private median (see target_range)
+
+
 def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state=None):
-    """The private range ``(low, high)`` of a regression target and its event.
+    """The private map ``(low, high)`` of a regression target, its range and its event.
 
     The target is a one-column table for :class:`~dperm.preprocessing.PrivateScaler`
     (``method="auto"``): at enough rows for the budget, an asymmetric range between its
@@ -64,10 +67,20 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     centre and lower reach are not), else its private median +- 3 private median
     distances (of the rows off the median: a zero-inflated target keeps a spread). The
     scaler charges ``accountant`` before it reads y. Pure ``epsilon``-DP (replace-one).
+
+    Returns ``(map, range, event)``: ``range`` is the released range (the predictions are
+    clipped into it); ``map`` the interval mapped onto the model's [-1, 1], centred at
+    the private median with the longer of the two reaches: a model the noise shrinks
+    towards 0 then predicts the median, not the middle of a skewed range (which on a
+    wealth or price target is far above most rows). Post-processing of released values.
     """
     scaler = PrivateScaler(epsilon=float(epsilon), accountant=accountant, random_state=random_state)
     scaler.fit(np.asarray(y, dtype=np.float64).reshape(-1, 1))
     low, high = (float(v) for v in scaler.bounds_[0])
     if not (math.isfinite(low) and math.isfinite(high) and high > low):  # released values only
         low, high = min(low, high) - 1.0, max(low, high) + 1.0
-    return (low, high), scaler.event_
+    median = float(scaler._location[0])
+    if CENTRED_MAP and math.isfinite(median) and low < median < high:
+        reach = max(median - low, high - median)
+        return (median - reach, median + reach), (low, high), scaler.event_
+    return (low, high), (low, high), scaler.event_
