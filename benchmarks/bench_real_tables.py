@@ -255,9 +255,10 @@ def run(names, epsilons, seeds, max_rows, log=print):
 
 
 # -------------------------------------------------------------------------- the counts
-def counts(rows, key):
-    """Issue 30's counts for one setting (e.g. ``raw@1``)."""
-    reg = [r for r in rows if r["task"] == "reg"]
+def counts(rows, key, min_r2=-math.inf):
+    """Issue 30's counts for one setting (e.g. ``raw@1``); ``min_r2``: only the regression
+    tables whose non-private R^2 reaches it."""
+    reg = [r for r in rows if r["task"] == "reg" and r["sklearn"] >= min_r2]
     clf = [r for r in rows if r["task"] == "clf" and r["sklearn"] >= r["majority"] + 0.02]
     s = lambda r: r["scores"].get(key, float("nan"))
     out = {
@@ -294,6 +295,18 @@ def markdown(rows, before=None):
             lines.append(f"| {k} | {label} | {c['r2_positive']}/{c['regression']} | {c['half_of_nonprivate']}/"
                          f"{c['regression']} | {c['refused']} | {c['median_r2_gap']:.3f} | {c['above_majority']}/"
                          f"{c['classification_with_signal']} | {100 * c['median_accuracy_gap']:.1f} pt |")
+    lines.append("")
+    lines.append("Regression tables whose non-private R^2 is at least 0.1:")
+    lines.append("")
+    lines.append("| setting | code | R^2 > 0 | >= half non-private R^2 | median R^2 gap |")
+    lines.append("|---|---|---|---|---|")
+    for label, data in (("before", before), ("after", rows)):
+        if not data:
+            continue
+        for k in keys:
+            c = counts(data, k, min_r2=0.1)
+            lines.append(f"| {k} | {label} | {c['r2_positive']}/{c['regression']} | {c['half_of_nonprivate']}/"
+                         f"{c['regression']} | {c['median_r2_gap']:.3f} |")
     return "\n".join(lines)
 
 

@@ -239,6 +239,8 @@ class PrivateScaler(PrivateTransformerMixin):
         self.accountant = accountant
         self.random_state = random_state
 
+    _shorter_spreads = False  # set by dperm.preprocessing.target for a regression target
+
     # ---------------------------------------------------------------- public planning
     def _declared_bounds(self, p: int) -> list:
         b = self.bounds
@@ -362,8 +364,11 @@ class PrivateScaler(PrivateTransformerMixin):
                 c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
             centre[j] = location[j] = c
             # the spread among the rows off the centre (off_centre_counts): no collapse on ties
+            prior = None
+            if self._shorter_spreads:  # a public base measure favouring shorter spreads (targets)
+                prior = -min(REACH_PRIOR, 0.125 * eps * n / radii.size) * np.arange(radii.size)
             spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),
-                                                                      radii, eps, rng)
+                                                                      radii, eps, rng, prior)
         self.centre_, self.spread_ = centre, spread
         self._location = location
         self.bounds_ = np.column_stack([centre - spread, centre + spread])

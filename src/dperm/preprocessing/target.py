@@ -20,7 +20,8 @@ from .quantiles import log_grid, rank_error
 __all__ = ["target_range", "warn_if_target_noisy", "target_share", "TARGET_SHARE_MIN", "TARGET_SHARE_MAX"]
 
 TARGET_SHARE_MIN = 0.1  # of epsilon: the target's range when rows are plenty
-TARGET_SHARE_MAX = 0.3  # of epsilon: at most, when rows are few for the budget
+TARGET_SHARE_MAX = 0.5  # of epsilon: at most, when rows are few for the budget (a range drawn far off
+# the data makes every prediction wrong by its scale: R^2 of -1e12; the model is noise there anyway)
 
 
 def target_share(n: int, epsilon: float) -> float:
@@ -65,7 +66,9 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     (``method="auto"``): at enough rows for the budget, an asymmetric range between its
     private 1%..10% and 90%..99% quantiles (skew-aware; not below 0 when the private
     centre and lower reach are not), else its private median +- 3 private median
-    distances (of the rows off the median: a zero-inflated target keeps a spread). The
+    distances (of the rows off the median: a zero-inflated target keeps a spread; drawn
+    with a public base measure decaying by up to ``e^-1`` a 26% grid step, capped by n and
+    epsilon so that its span stays below a quarter of the median's margin). The
     scaler charges ``accountant`` before it reads y. Pure ``epsilon``-DP (replace-one).
 
     Returns ``(map, range, event)``: ``range`` is the released range (the predictions are
@@ -75,6 +78,10 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     wealth or price target is far above most rows). Post-processing of released values.
     """
     scaler = PrivateScaler(epsilon=float(epsilon), accountant=accountant, random_state=random_state)
+    # a spread drawn far above the target's makes every prediction wrong by its scale (R^2 of
+    # -1e11 on crime1, docs/results.md), one drawn below only shrinks them to the median: the
+    # spread's draw takes a public base measure that favours shorter spreads
+    scaler._shorter_spreads = True
     scaler.fit(np.asarray(y, dtype=np.float64).reshape(-1, 1))
     low, high = (float(v) for v in scaler.bounds_[0])
     if not (math.isfinite(low) and math.isfinite(high) and high > low):  # released values only
