@@ -91,7 +91,7 @@ def test_ranges_fit_narrow_zero_inflated_and_skewed_columns():
     below 0, the skewed column's upper reach is longer than its lower."""
     rng = np.random.default_rng(0)
     X = _table(20000, rng)
-    scaler = PrivateScaler(epsilon=30.0, random_state=0).fit(X)
+    scaler = PrivateScaler(epsilon=30.0, range_switch=0.1, random_state=0).fit(X)
     assert scaler.method_ == "range"
     (lo0, hi0), (lo1, hi1), (lo2, hi2) = scaler.bounds_
     assert 200 <= lo0 <= 230 and 275 <= hi0 <= 350
@@ -104,8 +104,9 @@ def test_small_budget_falls_back_to_centre_and_spread_without_collapse():
     X = _table(750, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scaler = PrivateScaler(epsilon=0.6, delta=1e-6, random_state=0).fit(X)
+        scaler = PrivateScaler(epsilon=0.6, delta=1e-6, range_switch=0.1, random_state=0).fit(X)
     assert scaler.method_ == "median" and len(scaler.event_.events) == 2 * 3
+    assert PrivateScaler(epsilon=300.0, random_state=0).fit(X).method_ == "median"  # features: range_switch 0
     assert 200 <= scaler.centre_[0] <= 300 and scaler.spread_[0] < 200
     assert scaler.spread_[1] > 1.0  # 70% zeros: the spread of the others, not 0
 

@@ -175,9 +175,14 @@ class PrivateScaler(PrivateTransformerMixin):
         Declared public bounds (free); None: estimated privately.
     method : {"auto", "range", "median"}, default="auto"
         The private estimate of an undeclared column (above). "auto": "range" when its
-        ends can be drawn at the 10% / 90% quantiles or beyond
+        ends can be drawn at the ``range_switch`` quantile level or beyond
         (:func:`~dperm.preprocessing.quantiles.range_level`, public inputs), else
         "median" without ``refine`` (two draws whose margins are n/2 rows).
+    range_switch : float in [0, 0.5), default=0.0
+        (``method="auto"``.) 0: always the centre and spread (measured better for a
+        linear model's features on ADULT, BANK and CreditCard, docs/results.md); a
+        regression target's range uses :data:`~dperm.preprocessing.quantiles.LEVEL_SWITCH`
+        (0.1): skew-aware where the rows allow.
     spread_quantile : float, default=0.5
         (``method="median"``.)
     spread_multiple : float, default=3.0
@@ -225,10 +230,12 @@ class PrivateScaler(PrivateTransformerMixin):
     STOC 2011. McSherry, F., Talwar, K. Mechanism design via differential privacy. FOCS 2007.
     """
 
-    def __init__(self, bounds=None, *, method="auto", spread_quantile=0.5, spread_multiple=3.0, candidates=None,
-                 refine=True, missing_indicator=False, epsilon=1.0, delta=0.0, accountant=None, random_state=None):
+    def __init__(self, bounds=None, *, method="auto", range_switch=0.0, spread_quantile=0.5, spread_multiple=3.0,
+                 candidates=None, refine=True, missing_indicator=False, epsilon=1.0, delta=0.0, accountant=None,
+                 random_state=None):
         self.bounds = bounds
         self.method = method
+        self.range_switch = range_switch
         self.spread_quantile = spread_quantile
         self.spread_multiple = spread_multiple
         self.candidates = candidates
@@ -264,14 +271,13 @@ class PrivateScaler(PrivateTransformerMixin):
     def _plan(self, n: int, declared, grid, radii):
         """The method, its event and the draws' epsilon, from public inputs only:
         ``method="auto"`` takes the asymmetric range when its ends can be drawn at the
-        10% and 90% quantiles or beyond (:func:`~dperm.preprocessing.quantiles.
-        range_level` at most :data:`~dperm.preprocessing.quantiles.LEVEL_SWITCH`: enough
-        rows for the draw's budget), else the centre and spread in two draws (their
-        margins are n/2 rows: the robust choice at small budgets)."""
+        ``range_switch`` quantile level or beyond (:func:`~dperm.preprocessing.quantiles.
+        range_level`: enough rows for the draw's budget), else the centre and spread in
+        two draws (their margins are n/2 rows: the robust choice at small budgets)."""
         method, refine = self.method, bool(self.refine)
         if method == "auto":
             event, eps = self._event(declared, grid, radii, "range", refine)
-            if eps > 0 and range_level(n, eps, radii.size + 1) <= LEVEL_SWITCH:
+            if eps > 0 and range_level(n, eps, radii.size + 1) <= float(self.range_switch):
                 return "range", False, event, eps
             method, refine = "median", False
         return (method, refine) + self._event(declared, grid, radii, method, refine)
@@ -310,6 +316,9 @@ class PrivateScaler(PrivateTransformerMixin):
         self._check_budget()
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        switch = self.range_switch
+        if isinstance(switch, bool) or not isinstance(switch, numbers.Real) or not 0.0 <= switch < 0.5:
+            raise ValueError(f"range_switch must be a number in [0, 0.5), got {switch!r}")
         q = self.spread_quantile
         if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 < q < 1.0:
             raise ValueError(f"spread_quantile must be in (0, 1), got {q!r}")

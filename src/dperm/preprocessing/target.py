@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .numeric import PrivateScaler
-from .quantiles import log_grid, rank_error
+from .quantiles import LEVEL_SWITCH, log_grid, rank_error
 
 __all__ = ["target_range", "warn_if_target_noisy", "target_share", "TARGET_SHARE_MIN", "TARGET_SHARE_MAX"]
 
@@ -77,7 +77,8 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     towards 0 then predicts the median, not the middle of a skewed range (which on a
     wealth or price target is far above most rows). Post-processing of released values.
     """
-    scaler = PrivateScaler(epsilon=float(epsilon), accountant=accountant, random_state=random_state)
+    scaler = PrivateScaler(epsilon=float(epsilon), range_switch=LEVEL_SWITCH, accountant=accountant,
+                           random_state=random_state)
     # a spread drawn far above the target's makes every prediction wrong by its scale (R^2 of
     # -1e11 on crime1, docs/results.md), one drawn below only shrinks them to the median: the
     # spread's draw takes a public base measure that favours shorter spreads
