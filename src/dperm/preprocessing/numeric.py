@@ -145,26 +145,29 @@ class PrivateScaler(PrivateTransformerMixin):
     :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
     needs to be known):
 
-    ``method="range"`` (default), two draws a column (:func:`private_range`):
+    the centre and spread (``method="auto"`` with ``range_switch=0``, the default; or
+    ``method="median"``): the private median, refined on a round grid with ``refine``
+    under ``method="median"`` only, and ``spread_multiple`` times the private
+    ``spread_quantile`` of ``|x - centre|`` over the rows *off* the centre
+    (:func:`~dperm.preprocessing.quantiles.off_centre_counts`: a column that is mostly
+    zeros keeps the spread of its other rows, it never collapses on ties): two draws a
+    column (three with ``refine``); or
 
-    1. its lower end, the private q-quantile, at a level q chosen from public inputs
-       (n and the draw's epsilon, :func:`~dperm.preprocessing.quantiles.range_level`:
-       the 1% quantile when the budget allows, towards the quartile when it does not);
-    2. its upper end, a private quantile of the rows *above* the lower end (the
-       ``1 - q`` quantile of a continuous column; of the non-zero rows of a column that is
-       mostly zeros, so the range never collapses on ties).
-
-    The two ends are estimated separately (a skewed column gets a skewed range) and the
-    range is widened about its middle to cover about 98% of a normal column when q is
-    larger than 1% (:func:`~dperm.preprocessing.quantiles.widening`), never across 0
-    from a non-negative lower end. ``method="median"`` (the earlier default), two or
-    three draws: the private median (refined on a round grid with ``refine``) and
-    ``spread_multiple`` times the private ``spread_quantile`` of ``|x - centre|``.
+    the asymmetric range (``method="range"``, or ``"auto"`` when the rows allow ends at
+    the ``range_switch`` level or beyond), three draws a column (:func:`private_range`):
+    the median, then the upper and lower reaches, the private ``1 - q`` quantiles of
+    ``(x - centre)_+`` and ``(centre - x)_+``, at a level q chosen from public inputs (n
+    and the draw's epsilon, :func:`~dperm.preprocessing.quantiles.range_level`: 1% when
+    the budget allows, up to 25%). A skewed column gets a skewed range, widened to about
+    1% / 99% of a normal column when q is larger (:func:`~dperm.preprocessing.
+    quantiles.widening`), never below 0 from a non-negative centre and lower end
+    (:func:`range_bounds`).
 
     Central quantiles are far from the data's edges in rank, which is what makes the
     exponential mechanism accurate over a wide grid; extreme quantiles at a small budget
     are not (the many candidates beyond the data score within ``q n`` of the best and
-    take the draw): hence the level from the utility bound.
+    take the draw): hence the level from the utility bound, and the centre and spread
+    (margins of n/2 rows) below it.
 
     Missing values (NaN) map to 0 (the centre); with ``missing_indicator`` a 0/1 column
     per input column marks them (appended after the scaled columns).
@@ -211,6 +214,8 @@ class PrivateScaler(PrivateTransformerMixin):
     ----------
     centre_, spread_ : ndarray of shape (n_features,)
         Declared values and private draws only.
+    method_ : str, the method used ("range" or "median"; public inputs only).
+    level_ : float or None, the range's quantile level q (public inputs only).
     bounds_ : ndarray of shape (n_features, 2), ``centre_ -+ spread_``.
     row_norm_bound_ : float
         Public bound on the L2 norm of an output row, ``sqrt(n_features + n_indicators)``.
