@@ -165,10 +165,11 @@ def test_regression_warns_instead_of_refusing_hopeless_private_target_bounds():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=300)})
     y = 100 + X["a"].to_numpy()
-    acc = BudgetAccountant(1.0, 1e-5)
+    acc = BudgetAccountant(0.1, 1e-5)
     with pytest.warns(NoiseDominatesWarning, match="y_bounds"):
-        model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=acc, random_state=0).fit(X, y)
-    assert acc.spent.epsilon <= 1.0 + 1e-9
+        model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=0.1, accountant=acc, random_state=0).fit(X, y)
+    assert acc.spent.epsilon <= 0.1 * (1 + 1e-9)
+    assert model.budgets_["y"].epsilon == pytest.approx(0.05)  # the target's share grows at small n epsilon
     low, high = model.y_bounds_
     prediction = model.predict(X)
     assert np.all((prediction >= low) & (prediction <= high))
@@ -247,3 +248,18 @@ def test_shares_leaving_nothing_for_the_model_are_refused_before_any_charge():
     with pytest.raises(ValueError, match="leave nothing for the estimator"):
         regression.fit(X, X["age"].to_numpy(dtype=float))
     assert ledger.spent is None
+
+
+def test_regression_with_an_accountant_of_exactly_the_budget_fits():
+    """The steps' pure target range and delta-composed numeric draws, then the model, all
+    charged to an accountant holding exactly the budget: the one accountant's joint
+    composition must not refuse the model's charge (it did by 0.0002 of epsilon = 1)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300)})
+    y = 100 + X["a"].to_numpy()
+    for epsilon in (1.0, 0.1):
+        acc = BudgetAccountant(epsilon, 1e-5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=epsilon, accountant=acc, random_state=0).fit(X, y)
+        assert 0.97 * epsilon < acc.spent.epsilon <= epsilon * (1 + 1e-9)
