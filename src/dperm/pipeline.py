@@ -10,7 +10,9 @@ regression, the final dperm estimator) share the one total budget:
    delta`` (a category selection without a declared list needs it; the numeric draws
    compose better with it); it charges its event before reading the data;
 2. a regressor's target bounds are declared (``y_bounds``, free) or estimated privately
-   at ``shares["y"] * epsilon`` (default :data:`DEFAULT_TARGET_SHARE`);
+   at ``shares["y"] * epsilon`` (default :func:`~dperm.preprocessing.target.target_share`:
+   0.1 to 0.3 by n and epsilon), never refused (a warning where the noise will dominate),
+   and the predictions are clipped into the range used;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus the certified
    epsilons of the steps before it (and ``delta`` minus their deltas), and the public
    row-norm bound of the last private transformer as its ``data_norm``.
@@ -44,8 +46,10 @@ from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
 __all__ = ["DPPipeline", "make_pipeline", "check_searchable", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
 
 DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
-DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
+DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private range (more at small n epsilon:
+# dperm.preprocessing.target.target_share)
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
+JOINT_MARGIN = 0.01  # of the estimator's epsilon, kept back when the steps' events mix pure and delta-composed draws
 
 
 def _is_private_transformer(step) -> bool:
@@ -143,7 +147,9 @@ class DPPipeline(Pipeline):
     privacy_spent_ : PrivacyBudget, certified by the one accountant for ``event_``.
     accountant_ : the BudgetAccountant charged.
     budgets_ : dict step name -> the PrivacyBudget it was given.
-    y_bounds_ : the target bounds used (regressors).
+    y_bounds_ : the target bounds used (regressors): declared, or the private map
+        (:func:`~dperm.preprocessing.target.target_range`).
+    y_range_ : the range the predictions are clipped into (declared, or released).
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
@@ -164,6 +170,17 @@ class DPPipeline(Pipeline):
             raise ValueError(f"the share of {name!r} must be a number in (0, 1), got {share!r}")
         return float(share)
 
+    def _default_target_share(self, X, total) -> float:
+        """A regressor's default target share from public inputs (n, epsilon):
+        :func:`~dperm.preprocessing.target.target_share`; :data:`DEFAULT_TARGET_SHARE` when
+        n is not known before the fit (a Dask frame's is computed at its fit)."""
+        from .preprocessing.target import target_share
+
+        n = getattr(X, "shape", (None,))[0]
+        if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
+            return DEFAULT_TARGET_SHARE
+        return target_share(int(n), total.epsilon)
+
     def _check_shares(self) -> None:
         """Names and sum of the shares, checked before anything is charged: the private
         steps (and a regressor's private target bounds) must leave the estimator a part
@@ -177,7 +194,7 @@ class DPPipeline(Pipeline):
         final = self.steps[-1][1]
         if is_regressor(final) and isinstance(self.y_bounds, str) and \
                 final.get_params(deep=False).get("y_bounds") is None:
-            total += self._share("y", DEFAULT_TARGET_SHARE)
+            total += self._share("y", self._target_default)
         if not total < 1.0:
             raise ValueError(f"the preprocessing shares add up to {total:g} of epsilon and leave nothing for the "
                              "estimator; lower them (shares={step name: fraction})")
@@ -193,6 +210,7 @@ class DPPipeline(Pipeline):
         warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
+        self._target_default = self._default_target_share(X, total)
         self._check_shares()
         self._validate_steps()
         final_name, final = self.steps[-1]
@@ -212,7 +230,10 @@ class DPPipeline(Pipeline):
             if step is None or step == "passthrough":
                 continue
             if _is_private_transformer(step):
-                settings = {"epsilon": self._share(name, DEFAULT_TRANSFORMER_SHARE) * total.epsilon,
+                from .preprocessing.shares import transformer_share
+
+                default = transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE)  # public: the schema
+                settings = {"epsilon": self._share(name, default) * total.epsilon,
                             "accountant": accountant}
                 if "delta" in step.get_params(deep=False):
                     settings["delta"] = DEFAULT_DELTA_SHARE * total.delta
@@ -246,6 +267,16 @@ class DPPipeline(Pipeline):
             if spent is not None:
                 spent_epsilon += spent.epsilon
                 budgets["y"] = spent
+        if len(events) > 1 and spent_delta > 0:
+            # the accountant composes the steps' events jointly, which can certify more than the
+            # sum of their own certificates (a pure target range with delta-composed draws):
+            # the estimator gets what is left after the joint figure (public inputs only)
+            from .privacy.accountant import epsilon as certified_epsilon
+
+            spent_epsilon = max(spent_epsilon, certified_epsilon(ev.composed(events), spent_delta))
+            # and the model's own event joins that composition at the total delta, which can
+            # again certify a little more than the sum (0.02% of epsilon measured): a margin
+            spent_epsilon += JOINT_MARGIN * (total.epsilon - spent_epsilon)
         model_epsilon = total.epsilon - spent_epsilon
         model_delta = total.delta - spent_delta
         if not model_epsilon > 0 or model_delta < 0:
@@ -346,31 +377,24 @@ class DPPipeline(Pipeline):
         return y, params
 
     def _check_target_feasible(self, final, X, total) -> None:
-        """Public inputs only, before anything is charged: refuse to estimate a regression
-        target's bounds privately when the draws would be mostly noise (their rank error,
-        by the exponential mechanism's utility theorem, above a quarter of the rows): the
-        predictions would then be mapped back with a scale off by orders of magnitude."""
+        """Public inputs only, before anything is charged: warn (do not refuse) when a
+        regression target's private range will be mostly noise
+        (:func:`~dperm.preprocessing.target.warn_if_target_noisy`)."""
         declared = self.y_bounds if not isinstance(self.y_bounds, str) else final.get_params(deep=False).get("y_bounds")
         if declared is not None:
             return
-        from .preprocessing.quantiles import log_grid
+        from .preprocessing.target import warn_if_target_noisy
 
         n = X.shape[0]
         if hasattr(n, "compute"):
             n = n.compute()
-        draw_epsilon = self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon / 3.0
-        error = 2.0 * (math.log(log_grid().size) + math.log(10.0)) / draw_epsilon
-        if error > int(n) / 4.0:
-            raise ValueError(
-                f"the regression target's bounds cannot be estimated privately at n={int(n)} rows with epsilon="
-                f"{total.epsilon:g} (a private quantile's rank error can reach {error:.0f} rows): declare them, "
-                "make_pipeline(..., y_bounds=(low, high)), or give them a larger share (shares={'y': ...})")
+        default = getattr(self, "_target_default", None) or self._default_target_share(X, total)
+        warn_if_target_noisy(int(n), self._share("y", default) * total.epsilon)
 
     def _target(self, final, y, total, accountant, seed):
         """Declared or private target bounds, set on the estimator (``y_bounds``) or, for an
         estimator without that parameter, applied here: y clipped into the bounds and
         mapped onto [-label_bound, label_bound], predictions mapped back."""
-        from .preprocessing import PrivateScaler
         from .preprocessing.numeric import _check_pair
 
         y = np.asarray(y, dtype=np.float64).ravel()
@@ -382,14 +406,14 @@ class DPPipeline(Pipeline):
             declared = own
         if declared is not None:
             low, high = _check_pair(declared, "y_bounds")
+            self.y_range_ = (low, high)
             event = ev.NoOpDpEvent()
         else:
-            scaler = PrivateScaler(epsilon=self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon,
-                                   accountant=accountant,
-                                   random_state=seed if self.random_state is not None else None)
-            scaler.fit(y[:, None])
-            low, high = (float(v) for v in scaler.bounds_[0])
-            event = scaler.event_
+            from .preprocessing.target import target_range
+
+            (low, high), self.y_range_, event = target_range(
+                y, self._share("y", self._target_default) * total.epsilon, accountant=accountant,
+                random_state=seed if self.random_state is not None else None)
         self.y_bounds_ = (low, high)
         if "y_bounds" in final.get_params(deep=False):
             final.set_params(y_bounds=(low, high))
@@ -402,14 +426,19 @@ class DPPipeline(Pipeline):
 
     # ------------------------------------------------------------------ predict
     def predict(self, X, **params):
+        """The steps' predictions; a regressor's clipped into the target range it was fitted
+        with (``y_bounds_``, declared or released: a free post-processing)."""
         prediction = super().predict(X, **params)
         if getattr(self, "_y_map", None) is not None:
             centre, scale = self._y_map
             prediction = centre + scale * np.asarray(prediction, dtype=np.float64)
+        bounds = getattr(self, "y_range_", None)
+        if bounds is not None and is_regressor(self.steps[-1][1]):
+            prediction = np.clip(prediction, bounds[0], bounds[1])
         return prediction
 
     def score(self, X, y=None, sample_weight=None, **params):
-        if getattr(self, "_y_map", None) is None:
+        if getattr(self, "_y_map", None) is None and getattr(self, "y_range_", None) is None:
             return super().score(X, y, sample_weight=sample_weight, **params)
         from sklearn.metrics import r2_score
 
