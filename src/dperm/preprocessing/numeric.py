@@ -428,8 +428,11 @@ class PrivateScaler(PrivateTransformerMixin):
     def _scale_into(self, X: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``clip((X - centre) / spread, -1, 1)`` written into ``out`` (missing -> 0, the
         centre); returns the missing-value mask. ``X`` is a validated float matrix."""
-        np.subtract(X, self.centre_, out=out)  # NaN stays NaN until it maps to 0
-        out /= self.spread_
+        # a huge finite value (1e308) may overflow to +-inf before the clip maps it to the
+        # bound: silenced, since a warning shown for one table only would tell a row apart
+        with np.errstate(over="ignore"):
+            np.subtract(X, self.centre_, out=out)  # NaN stays NaN until it maps to 0
+            out /= self.spread_
         np.clip(out, -1.0, 1.0, out=out)
         missing = np.isnan(out)
         out[missing] = 0.0
