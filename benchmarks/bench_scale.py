@@ -10,7 +10,16 @@ Sparse rows of issue 14 (CSR, n = 1e6, d = 1e4, 10 non-zeros a row; dp_sgd and d
     python benchmarks/bench_scale.py --n 1e6 --d 10000 --formats csr --nnz 10 \
         --methods dp_sgd dp_svrg sklearn_lbfgs --timeout 900
 
-(``--preset sparse`` runs exactly these). float32 against float64 on the same values (one
+(``--preset sparse`` runs exactly these). The grid of issue 33: the default estimator
+(``DPLogisticRegression(epsilon=1.0)``, nothing else set), ``make_pipeline`` of it on the same
+data as a DataFrame, and scikit-learn's ``LogisticRegression()`` default, at n = 1e5, 1e6, 4e6
+and d = 20, 100, 1000, float64 and float32, with passes over X and flops of each dperm fit::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_scale.py --preset issue33 --repeats 3
+
+(combinations whose data exceed ``--max-gb`` are skipped with a printed note; the pipeline,
+which holds the DataFrame and its prepared copy beside X, where three times the data do).
+float32 against float64 on the same values (one
 process, warm, interleaved; the ratio of issue 26)::
 
     python benchmarks/bench_scale.py --paired-dtypes --n 1e6 4e6 --d 20 100 --repeats 4
@@ -19,7 +28,12 @@ process, warm, interleaved; the ratio of issue 26)::
 not disturbed by the runs before it:
 
 * ``seconds``: wall time of ``fit`` alone (the data are generated before the clock starts;
-  the numba kernels load from their disk cache inside it, as on a first call);
+  the numba kernels load from their disk cache inside it, as on a first call, unless
+  ``--warm`` fits 2 000 rows first); ``cpu_seconds``: the process time of the same call
+  (less sensitive to other processes on a shared machine; BLAS limited to ``--threads``
+  through threadpoolctl as well as the environment);
+* ``passes``, ``gflop``: reads of X (a read of m of n rows counts m / n) and the flops of the
+  products with X during ``fit`` (:mod:`dperm.problem.passes`; dperm methods only);
 * ``peak_rss``: the child's peak resident set during ``fit`` (``VmHWM`` of
   ``/proc/self/status``, reset through ``/proc/self/clear_refs`` just before ``fit``), the
   data and the interpreter with its libraries included; reported with ``data_bytes``
@@ -33,7 +47,11 @@ generated in chunks directly in the target dtype, so generation peaks at the dat
 size), labels ``y = sign(2 sqrt(d) <w*, x> + logistic noise)`` for a fixed unit ``w*``.
 ``csr``: ``--nnz`` non-zeros a row at uniform positions, values as above, rows normalized.
 
-Methods: ``default`` (``DPLogisticRegression()`` with ``solver="auto"``), any catalogue name
+Methods: ``estimator`` (``DPLogisticRegression(epsilon=1.0)``: every other parameter at its
+default, the secure noise path included), ``pipeline`` (``make_pipeline(DPLogisticRegression(),
+epsilon=1.0)`` on ``pandas.DataFrame(X)``, the private preprocessing included),
+``sklearn_default`` (``LogisticRegression()``), ``default`` (``DPLogisticRegression()`` with
+``solver="auto"`` and the settings below), any catalogue name
 (``DPLogisticRegression(solver=name)``), ``sklearn_lbfgs`` (non-private
 ``LogisticRegression`` with the same penalty, ``C = 1 / (n alpha)``), ``diffprivlib``
 (``diffprivlib.models.LogisticRegression``, same epsilon and data_norm; in its own virtual
@@ -42,8 +60,11 @@ scikit-learn >= 1.8; make it with
 ``python3 -m venv /tmp/dpl && /tmp/dpl/bin/pip install "scikit-learn<1.8" diffprivlib==0.6.6``).
 All private learners: epsilon = 1, delta = 1e-5, alpha = 1e-3, data_norm = 1, intercept fit.
 
-The summary prints the ratio of each method's seconds to ``sklearn_lbfgs`` in the same run
-(same format, n, d) and the least-squares log-log slope of seconds in n.
+The summary prints the ratio of each method's seconds to ``sklearn_lbfgs`` and to
+``sklearn_default`` in the same run (same format, n, d; medians of ``--repeats`` runs,
+interleaved, with their min-max spread), the pipeline's to the estimator's, and the
+least-squares log-log slope of seconds in n; the load average before and after, and the
+BLAS kernel (threadpoolctl) of the children.
 """
 
 from __future__ import annotations
@@ -115,6 +136,10 @@ def _prepare(method: str, n: int, diagnostics: dict):
         from sklearn.linear_model import LogisticRegression
 
         return LogisticRegression(C=1.0 / (n * ALPHA), max_iter=1000)
+    if method == "sklearn_default":
+        from sklearn.linear_model import LogisticRegression
+
+        return LogisticRegression()
     if method == "diffprivlib":
         import warnings
 
@@ -126,11 +151,19 @@ def _prepare(method: str, n: int, diagnostics: dict):
     from dperm import DPLogisticRegression
 
     diagnostics["import_seconds"] = time.perf_counter() - t0
+    if method == "estimator":
+        return DPLogisticRegression(epsilon=1.0)
+    if method == "pipeline":
+        from dperm import make_pipeline
+
+        return make_pipeline(DPLogisticRegression(), epsilon=1.0)
     return DPLogisticRegression(epsilon=EPSILON, delta=DELTA, alpha=ALPHA, data_norm=1.0, random_state=0,
                                 solver="auto" if method == "default" else method)
 
 
 def child(spec: dict) -> dict:
+    import warnings
+
     import numpy as np
 
     n, d, fmt = spec["n"], spec["d"], spec["format"]
@@ -138,16 +171,52 @@ def child(spec: dict) -> dict:
     Xt, yt = _make_data(N_TEST, d, fmt, spec["nnz"], seed=spec["seed"] + 1)
     data_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if fmt == "csr" else X.nbytes
     out = {**spec, "data_bytes": int(data_bytes)}
+    if spec["method"] == "pipeline":
+        import pandas as pd
+
+        columns = [f"x{j}" for j in range(d)]
+        X, Xt = pd.DataFrame(X, columns=columns), pd.DataFrame(Xt, columns=columns)
     model = _prepare(spec["method"], n, out)
+    warnings.simplefilter("ignore")
+    try:
+        from threadpoolctl import threadpool_info, threadpool_limits
+    except ImportError:  # the diffprivlib venv: the environment variables alone
+        limits, out["blas"] = None, "?"
+    else:
+        limits = threadpool_limits(spec["threads"])
+        out["blas"] = ",".join(sorted({str(i.get("architecture", i.get("internal_api"))) for i in threadpool_info()
+                                       if i.get("user_api") == "blas"}))
+    if spec.get("warm"):  # compile / load what a first fit in a process loads, untimed
+        from sklearn.base import clone
+
+        clone(model).fit(X[:2000], y[:2000])
+    counter = None
+    if spec["method"] not in ("sklearn_lbfgs", "sklearn_default", "diffprivlib"):
+        try:
+            from dperm.problem.passes import count_passes
+
+            counter = count_passes()
+        except ImportError:  # a tree before the counter
+            counter = None
     out["rss_before"] = _status_bytes("VmRSS")
     out["peak_reset"] = _peak_reset()
-    t0 = time.perf_counter()
+    count = counter.__enter__() if counter is not None else None
+    c0, t0 = time.process_time(), time.perf_counter()
     model.fit(X, y)
     out["seconds"] = time.perf_counter() - t0
+    out["cpu_seconds"] = time.process_time() - c0
+    if counter is not None:
+        counter.__exit__(None, None, None)
+        out["passes"] = round(count.passes, 3)
+        out["gflop"] = round(count.flops / 1e9, 3)
+        out["passes_by_kind"] = {k: round(v[0], 3) for k, v in count.by_kind.items()}
     out["peak_rss"] = _status_bytes("VmHWM")
-    if hasattr(model, "solver_"):
-        out["solver"] = model.solver_
-    out["accuracy"] = float(np.mean(model.predict(Xt) == yt))
+    if limits is not None:
+        limits.unregister() if hasattr(limits, "unregister") else None
+    estimator = model.steps[-1][1] if hasattr(model, "steps") else model
+    if hasattr(estimator, "solver_"):
+        out["solver"] = estimator.solver_
+    out["accuracy"] = float(np.mean(np.asarray(model.predict(Xt)).ravel() == yt))
     return out
 
 
@@ -181,30 +250,43 @@ def _slope(points):
     return float(np.polyfit(x, yv, 1)[0])
 
 
-def _median(rows):
-    good = sorted(r["seconds"] for r in rows if "seconds" in r)
+def _median(rows, key="seconds"):
+    good = sorted(r[key] for r in rows if key in r)
     return good[len(good) // 2] if good else None
+
+
+def _spread(rows, key):
+    good = [r[key] for r in rows if key in r]
+    return f"{min(good):.2f}-{max(good):.2f}" if good else ""
 
 
 def summarize(results: list[dict]) -> str:
     groups: dict[tuple, list] = {}
     for r in results:
         groups.setdefault((r["method"], r["format"], r["d"], r["n"]), []).append(r)
-    lines = [f"{'method':<24}{'format':<9}{'d':>5}{'n':>10}{'seconds':>10}{'x sklearn':>10}{'peak GB':>9}"
-             f"{'x data':>8}{'fit+':>6}{'acc':>7}{'import':>8}  solver/error"]
+    lines = [f"{'method':<24}{'format':<9}{'d':>5}{'n':>9}{'wall s':>8}{'cpu s':>8}{'cpu min-max':>13}"
+             f"{'x sk_lbfgs':>11}{'x sk_def':>9}{'x est':>7}{'passes':>8}{'Gflop':>8}{'peak GB':>8}{'acc':>7}"
+             "  solver/error"]
     for (method, fmt, d, n), rows in sorted(groups.items()):
-        sec = _median(rows)
-        ref = _median(groups.get(("sklearn_lbfgs", fmt, d, n), []))
+        sec, cpu = _median(rows), _median(rows, "cpu_seconds")
+        key = "cpu_seconds" if cpu is not None else "seconds"
+        mine = cpu if cpu is not None else sec
+
+        def ratio(peer):
+            ref = _median(groups.get((peer, fmt, d, n), []), key)
+            return f"{mine / ref:.2f}" if mine and ref else ""
+
         r = next((x for x in rows if "seconds" in x), rows[0])
-        ratio = f"{sec / ref:10.2f}" if sec and ref else f"{'':>10}"
         if sec is None:
-            lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{'':>10}{'':>10}{'':>9}{'':>8}{'':>6}{'':>7}{'':>8}  {r.get('error')}")
+            lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>9}{'':>98}  {r.get('error')}")
             continue
-        peak = r["peak_rss"] / 1e9
-        imp = f"{r['import_seconds']:8.2f}" if "import_seconds" in r else f"{'':>8}"
-        extra = (r["peak_rss"] - r["rss_before"]) / r["data_bytes"]
-        lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>10}{sec:10.3f}{ratio}{peak:9.2f}{r['peak_rss'] / r['data_bytes']:8.2f}{extra:6.2f}"
-                     f"{r['accuracy']:7.3f}{imp}  {r.get('solver', '')}")
+        passes = f"{_median(rows, 'passes'):8.2f}" if "passes" in r else f"{'':>8}"
+        gflop = f"{_median(rows, 'gflop'):8.1f}" if "gflop" in r else f"{'':>8}"
+        lines.append(f"{method:<24}{fmt:<9}{d:>5}{n:>9}{sec:8.2f}{(cpu or 0):8.2f}{_spread(rows, key):>13}"
+                     f"{ratio('sklearn_lbfgs'):>11}{ratio('sklearn_default'):>9}"
+                     f"{ratio('estimator') if method == 'pipeline' else '':>7}{passes}{gflop}"
+                     f"{r['peak_rss'] / 1e9:8.2f}{r['accuracy']:7.3f}  {r.get('solver', '')}")
+    lines.append("(x columns: ratios of median cpu seconds, measured in this run, interleaved)")
     lines.append("")
     lines.append("log-log slope of seconds in n:")
     by_curve: dict[tuple, list] = {}
@@ -268,9 +350,15 @@ def main(argv=None):
                              "method once per tree (interleaved, same load), reported as METHOD@LABEL")
     parser.add_argument("--diffprivlib-python", default=None)
     parser.add_argument("--out", help="append every run as a JSON line to this file")
-    parser.add_argument("--preset", choices=["sparse"],
+    parser.add_argument("--max-gb", type=float, default=8.0,
+                        help="skip a combination whose data (three times them for the pipeline) exceed this")
+    parser.add_argument("--warm", action=argparse.BooleanOptionalAction, default=True,
+                        help="fit 2 000 rows before the timed fit in each child (compiles and loads, untimed)")
+    parser.add_argument("--preset", choices=["sparse", "issue33"],
                         help="sparse: CSR n = 1e6, d = 1e4, 10 non-zeros a row, dp_sgd, dp_svrg and scikit-learn "
-                             "(replaces --n, --d, --formats, --nnz and --methods)")
+                             "(replaces --n, --d, --formats, --nnz and --methods); issue33: the estimator, the "
+                             "pipeline and LogisticRegression() at n = 1e5, 1e6, 4e6, d = 20, 100, 1000, float64 "
+                             "and float32 (replaces --n, --d, --formats and --methods)")
     parser.add_argument("--paired-dtypes", action="store_true",
                         help="the default estimator on float64 data and on their float32 cast, in one process, "
                              "interleaved --repeats times (float32 / float64 time ratio; the dperm of --src)")
@@ -282,6 +370,9 @@ def main(argv=None):
             for d in args.d:
                 print(json.dumps(paired_dtypes(n, d, max(2, args.repeats), args.threads)), flush=True)
         return
+    if args.preset == "issue33":
+        args.n, args.d, args.formats = [1e5, 1e6, 4e6], [20, 100, 1000], ["dense64", "dense32"]
+        args.methods = ["sklearn_default", "estimator", "pipeline"]
     if args.preset == "sparse":
         args.n, args.d, args.formats, args.nnz = [1e6], [10_000], ["csr"], 10
         args.methods = ["dp_sgd", "dp_svrg", "sklearn_lbfgs"]
@@ -292,15 +383,25 @@ def main(argv=None):
     if len(trees) > 1 and any(label is None for label, _ in trees):
         parser.error("several --src trees need LABEL=PATH each")
     results = []
+    print(f"load average before: {os.getloadavg()}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')!r} "
+          f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE')!r}", flush=True)
     for n in (int(v) for v in args.n):
         for d in args.d:
             for fmt in args.formats:
-                for method in args.methods:
-                    peer = method in ("sklearn_lbfgs", "diffprivlib")
-                    for label, src in trees[:1] if peer else trees:
-                        for r in range(args.repeats):
+                itemsize = 4 if fmt == "dense32" else 8
+                data_gb = n * d * itemsize / 1e9 if fmt != "csr" else n * args.nnz * 12 / 1e9
+                for r in range(args.repeats):  # interleaved: every method once per round
+                    for method in args.methods:
+                        held = 3.0 if method == "pipeline" else 1.0  # X, the DataFrame, the prepared copy
+                        if data_gb * held > args.max_gb:
+                            if r == 0:
+                                print(f"skipped {method} {fmt} n={n} d={d}: {data_gb * held:.1f} GB of data held "
+                                      f"> --max-gb {args.max_gb:g}", flush=True)
+                            continue
+                        peer = method in ("sklearn_lbfgs", "sklearn_default", "diffprivlib")
+                        for label, src in trees[:1] if peer else trees:
                             spec = {"method": method, "format": fmt, "n": n, "d": d, "nnz": args.nnz, "seed": r,
-                                    "threads": args.threads, "src": src}
+                                    "threads": args.threads, "src": src, "warm": args.warm}
                             res = _run_one(spec, args)
                             if label and not peer:
                                 res["method"] = f"{method}@{label}"
@@ -309,6 +410,7 @@ def main(argv=None):
                             if args.out:
                                 with open(args.out, "a") as f:
                                     f.write(json.dumps(res) + "\n")
+    print(f"load average after: {os.getloadavg()}", flush=True)
     print(summarize(results))
 
 

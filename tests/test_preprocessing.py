@@ -114,7 +114,7 @@ def _frame(n=300, seed=0):
 def test_scaler_event_spend_and_accountant():
     X = _frame()[["age", "income"]]
     acc = BudgetAccountant(1.0)
-    scaler = PrivateScaler(epsilon=0.6, accountant=acc, random_state=0).fit(X)
+    scaler = PrivateScaler(method="median", epsilon=0.6, accountant=acc, random_state=0).fit(X)
     leaves = scaler.event_.events
     assert len(leaves) == 6 and all(isinstance(e, ev.ExponentialMechanismRelease) for e in leaves)
     assert all(e.epsilon == pytest.approx(0.1) for e in leaves)
@@ -233,8 +233,9 @@ def test_unseeded_fits_draw_through_the_exact_samplers(monkeypatch):
 
     monkeypatch.setattr(sr, "secure_exponential_mechanism", em)
     monkeypatch.setattr(cat, "discrete_laplace", dl)
-    PrivatePreprocessor(delta=1e-6, random_state=None).fit(_frame())
-    assert calls["em"] == 2 * 3  # two numeric columns, three draws each
+    pre = PrivatePreprocessor(delta=1e-6, random_state=None).fit(_frame())
+    draws = 3 if pre.scaler_.method_ == "range" else 2  # "auto": public inputs choose
+    assert calls["em"] == 2 * draws  # two numeric columns
     assert calls["laplace"] == ["SecureRandom"]
 
 
@@ -276,9 +277,9 @@ def test_integer_column_gets_its_integer_median():
     median is held by many rows gets that integer as its centre (at a large epsilon)."""
     rng = np.random.default_rng(0)
     column = rng.choice([3, 4, 5, 6, 7, 8], size=5000, p=[0.02, 0.05, 0.3, 0.45, 0.15, 0.03]).astype(float)
-    scaler = PrivateScaler(epsilon=300.0, random_state=0).fit(column[:, None])
+    scaler = PrivateScaler(method="median", epsilon=300.0, random_state=0).fit(column[:, None])
     assert scaler.centre_[0] == 6.0
-    assert scaler.spread_[0] == 3.0  # 3 x the median of |x - 6|, which is 1
+    assert scaler.spread_[0] == 3.0  # 3 x the median of |x - 6| over the rows off 6, which is 1
 
 
 @pytest.mark.parametrize("make", [lambda: PrivateScaler(epsilon=5.0, random_state=0),
@@ -298,8 +299,8 @@ def test_delta_lets_the_accountant_compose_the_draws():
     """With delta > 0 each draw gets more than epsilon / k, and the one accountant still
     certifies the k draws within (epsilon, delta)."""
     X = pd.DataFrame(np.random.default_rng(0).normal(size=(2000, 6)))
-    pure = PrivateScaler(epsilon=0.3, random_state=0).fit(X)
-    composed = PrivateScaler(epsilon=0.3, delta=1e-6, random_state=0).fit(X)
+    pure = PrivateScaler(method="median", epsilon=0.3, random_state=0).fit(X)
+    composed = PrivateScaler(method="median", epsilon=0.3, delta=1e-6, random_state=0).fit(X)
     per_draw = [e.epsilon for e in composed.event_.events]
     assert len(per_draw) == 18 and min(per_draw) > 1.5 * 0.3 / 18
     assert certified_epsilon(composed.event_, 1e-6) <= 0.3 * (1 + 1e-9)

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from dperm.problem import DataNormWarning, ERMProblem
 from dperm.problem import erm as erm_module
+from dperm.problem.passes import count_passes
 
 
 def _data(n, d, seed=0, sparse=False, dtype=np.float64, labels="binary"):
@@ -203,10 +204,13 @@ def test_gradient_and_hessian_at_one_point_read_the_margins_once(monkeypatch):
     p.hessian(np.zeros(6))
     assert calls == []
     w = np.full(6, 0.3)
-    p.gradient(w)
-    p.hessian(w)
-    p.hessian_vector(w, w)  # its X v is a pass of its own; X w is remembered
-    assert len(calls) == 2
+    with count_passes() as count:
+        p.gradient(w)  # one read of X: X w and X^T u block by block (X w kept)
+        p.hessian(w)
+        p.hessian_vector(w, w)  # its X v is a pass of its own; X w is remembered
+    assert len(calls) == 1
+    assert count.by_kind == {"gradient": (1.0, 4.0 * 300 * 5), "hessian": (1.0, 300 * 5 * 6.0),
+                             "matvec": (1.0, 2.0 * 300 * 5), "rmatvec": (1.0, 2.0 * 300 * 5)}
     np.testing.assert_allclose(p.margins(w), X @ w[:5] + 0.5 * w[5], rtol=1e-14)
 
 

@@ -30,6 +30,10 @@ POST_PROCESSING_INFO = {
     "exponential_mechanism": set(),
     # the ridge set from the noisy lambda_min(X^T X) release (Wang 2018, Alg. 2, line 3)
     "adassp": {"ridge"},
+    # the covariance of the last iterate from the released Hessian, outer product (or mean
+    # square) and the known noise; refused: the released Hessian's smallest eigenvalue
+    # against its public noise bound (dperm.inference.mechanism)
+    "newton_inference": {"covariance", "sampling_covariance", "noise_covariance", "refused", "residual_variance"},
 }
 RELEASED = [f for f in PrivateFit.__dataclass_fields__ if f not in ("coef", "diagnostics")]
 
@@ -215,3 +219,60 @@ def test_estimators_on_weight_neighbours_release_the_same_attributes(name):
             est = cls(epsilon=1.0, random_state=5, **ESTIMATORS[name]).fit(X, y, sample_weight=s)
         fitted.append(_estimator_release(est))
     assert repr(fitted[0]) == repr(fitted[1])
+
+
+# ------------------------------------------------------------------ inference (issue 31)
+INFERENCE_ESTIMATORS = {
+    "DPLogisticRegression": dict(classes=[-1.0, 1.0]),
+    "DPHuberRegressor": dict(y_bounds=(-1.0, 1.0)),
+    "DPLinearRegression": dict(y_bounds=(-1.0, 1.0)),
+}
+# post-processings of the noisy releases: the estimate, its covariance and what follows
+INFERENCE_NOISY = NOISY | {"bse_", "pvalues_"}
+
+
+def _inference_release(est) -> dict:
+    out = {}
+    for name in sorted(vars(est)):
+        if not name.endswith("_") or name.startswith("_") or name in INFERENCE_NOISY:
+            continue
+        value = getattr(est, name)
+        if name == "fits_":
+            value = [released(f) for f in value]
+        if name == "inference_":  # names, method and privacy facts are public; the rest is the noisy model
+            value = (value.names, value.method, value.privacy)
+        out[name] = value
+    return out
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber", "squared"])
+def test_inference_fit_on_neighbours_releases_the_same_fields(loss):
+    from dperm.inference import newton_inference
+
+    (X, y), (X2, y2) = neighbours("logistic" if loss == "logistic" else "huber")
+    fits = [newton_inference(ERMProblem(A, b, loss), PrivacyBudget(1.0, 1e-5), rng=11) for A, b in ((X, y), (X2, y2))]
+    first, second = (released(f) for f in fits)
+    assert repr(first) == repr(second)
+    assert set(fits[0].info) <= POST_PROCESSING_INFO["newton_inference"] | {"hessian_noise_bound"}
+
+
+@pytest.mark.parametrize("name", sorted(INFERENCE_ESTIMATORS))
+@pytest.mark.parametrize("weights", [False, True])
+def test_inference_estimators_on_neighbours_release_the_same_attributes(name, weights):
+    """Every new field of an inference fit (inference_, bse_, pvalues_, inference_spent_,
+    the fit's info) on replace-one neighbours, and on neighbours differing in one weight."""
+    import dperm
+
+    cls = getattr(dperm, name)
+    loss = "logistic" if "classes" in INFERENCE_ESTIMATORS[name] else "huber"
+    (X, y), (X2, y2) = neighbours(loss)
+    pairs = ([(X, y, s) for s in _weight_neighbours(len(y))] if weights else [(X, y, None), (X2, y2, None)])
+    fitted = []
+    for A, b, s in pairs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls(epsilon=1.0, random_state=5, inference=True, **INFERENCE_ESTIMATORS[name]).fit(A, b,
+                                                                                                  sample_weight=s)
+        fitted.append(_inference_release(est))
+    assert repr(fitted[0]) == repr(fitted[1])
+    assert {"inference_", "inference_spent_", "privacy_spent_"} <= set(fitted[0])

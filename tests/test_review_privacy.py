@@ -118,7 +118,6 @@ def _fit_csv(frame, tmp_path, name, *extra):
     return code, (json.loads((tmp_path / f"{name}.json").read_text()) if code == 0 else None)
 
 
-@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
 def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value_is_missing(tmp_path):
     """pandas reads a True/False column as bool, but as Python objects (True, False, NaN)
     once one value is missing. The categories a neighbour releases must not tell which:
@@ -135,37 +134,36 @@ def test_a_true_false_column_releases_the_same_categories_whether_or_not_a_value
     assert a["preprocessing"]["features_out"] == b["preprocessing"]["features_out"]
 
 
-@pytest.mark.parametrize("lone", ["x", 5.0, None])
-@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them (dperm: warning: ...)
-def test_a_column_with_fewer_than_two_values_is_refused_before_any_charge(tmp_path, capsys, lone):
-    """A column whose values are all missing but one takes the role of that one value:
+def test_a_column_with_fewer_than_two_values_gets_the_same_role_on_neighbours(tmp_path, capsys):
+    """A column whose values are all missing but one took the role of that one value:
     numeric for a number, categorical for a text, so one replaced row flipped the model's
-    structure (model.json's numeric / categories, the feature count) between neighbours;
-    an all-missing column was numeric, and categorical once one row held a text. With
-    fewer than two values present an undeclared column is now refused (like a column
-    mixing numbers and text), before anything is charged; then no replace-one pair of
-    accepted tables gives a column two roles (one row cannot turn two numbers into texts)."""
+    structure (model.json's numeric / categories, the feature count) between neighbours.
+    It was then refused, which made the refusal a release about the row. Now (issue 29)
+    the role is the schema rule's charged release: the statistic moves by one between
+    these neighbours, and with the same seed they release the same structure, with no
+    message about the value."""
     from dperm.cli import main
 
-    frame = _raw_table().drop(columns="flag")
-    frame["note"] = pd.Series([np.nan] * len(frame), dtype=object)
-    if lone is not None:
-        frame.loc[3, "note"] = lone
-    ledger = str(tmp_path / "ledger.json")
-    assert main(["budget", ledger, "--epsilon", "5"]) == 0
-    code, _ = _fit_csv(frame, tmp_path, "m", "--accountant", ledger)
-    err = capsys.readouterr().err
-    assert code == 2 and "'note'" in err and "fewer than two values" in err
-    assert "'x'" not in err and "5.0" not in err  # no value quoted
-    assert json.load(open(ledger))["charges"] == []
-    # declared, the same table fits
+    records = []
+    for lone in ["x", 5.0, None]:
+        frame = _raw_table().drop(columns="flag")
+        frame["note"] = pd.Series([np.nan] * len(frame), dtype=object)
+        if lone is not None:
+            frame.loc[3, "note"] = lone
+        code, model = _fit_csv(frame, tmp_path, "m")
+        err = capsys.readouterr().err
+        assert code == 0 and "'x'" not in err and "5.0" not in err
+        records.append((model["preprocessing"]["features_out"], model["epsilon"], err))
+    assert records[0] == records[1] == records[2]
+    # declared, the same table fits with the declared role
     (tmp_path / "schema.json").write_text(json.dumps({"categorical": ["note"]}))
     code, model = _fit_csv(frame, tmp_path, "m", "--schema", str(tmp_path / "schema.json"))
     assert code == 0 and "note" in model["preprocessing"]["categories"]
 
 
 # ------------------------------------------------ the stability histogram's labels
-@pytest.mark.parametrize("first,common", [(1.0, 1), (-0.0, 0.0), (True, 1), (np.float64(2.0), np.int64(2))])
+# a boolean is labelled by its text (as a CSV file writes it), not as the number 1
+@pytest.mark.parametrize("first,common", [(1.0, 1), (-0.0, 0.0), (True, "True"), (np.float64(2.0), np.int64(2))])
 def test_histogram_labels_do_not_tell_which_equal_value_came_first(first, common):
     """The counts merge values equal in Python (1, 1.0, True; 0.0 and -0.0) into one key,
     labelled by the first row holding one of them: the released category (and its
@@ -339,38 +337,55 @@ def test_a_histogram_without_delta_is_refused_before_the_scaler_charges():
     assert accountant.spent_epsilon == 0
 
 
-def _charged_then_refused(estimator, y, **params):
+def _fit_neighbours(estimator_factory, y, y2, **params):
+    """The pipeline on the same table with targets y and its neighbour y2 (one row
+    replaced), same seed: both fit, and release the same structure."""
+    import warnings
+
     import dperm
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=len(y)), "c": rng.choice(["u", "v"], len(y)).astype(object)})
-    accountant = BudgetAccountant(10.0, 1e-3)
-    with pytest.raises(ValueError) as error:
-        dperm.make_pipeline(estimator, epsilon=1.0, delta=1e-5, accountant=accountant, y_bounds=(-3, 3),
-                            random_state=0).fit(X, y, **params)
-    return accountant.spent_epsilon, str(error.value)
+    out = []
+    for target, extra in ((y, params.get("first", {})), (y2, params.get("second", {}))):
+        accountant = BudgetAccountant(10.0, 1e-3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = dperm.make_pipeline(estimator_factory(), epsilon=1.0, delta=1e-5, accountant=accountant,
+                                        y_bounds=(-3, 3), random_state=0).fit(X, target, **extra)
+        out.append((model, sorted(str(w.message) for w in caught), accountant.spent_epsilon))
+    (m1, w1, s1), (m2, w2, s2) = out
+    assert repr(m1.event_) == repr(m2.event_) and s1 == s2 and w1 == w2
+    assert list(m1.steps[0][1].get_feature_names_out()) == list(m2.steps[0][1].get_feature_names_out())
+    assert m1.steps[-1][1].coef_.shape == m2.steps[-1][1].coef_.shape
+    return m1, m2
 
 
-def test_pipeline_checks_labels_targets_and_weights_before_the_preprocessing_charges():
+def test_pipeline_makes_labels_targets_and_weights_total_before_the_preprocessing_charges():
     """make_pipeline's preprocessing charged its draws, then the estimator refused a label
     outside the declared classes (or a non-finite target, or a weight above 1): a
-    data-dependent error after a charge. The pipeline now runs the estimator's checks
-    first; the messages quote no value."""
+    data-dependent error after a charge. Then the pipeline ran those checks first, which
+    still made the refusal itself a release of one bit. Now each row's label, target and
+    weight is mapped by itself (issue 29, totality): a label outside the classes or a
+    target that is not a finite number weighs 0, a weight is clamped into [0, 1]; both
+    neighbours fit and release the same structure, with no message about the row."""
     import dperm
 
     y = np.random.default_rng(1).integers(0, 2, 600)
-    y[5] = 7
-    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y)
-    assert spent == 0 and "outside the declared classes" in message and "7" not in message
+    y2 = y.copy()
+    y2[5] = 7
+    _fit_neighbours(lambda: dperm.DPLogisticRegression(classes=[0, 1]), y, y2)
     target = np.random.default_rng(2).normal(size=600)
-    target[3] = np.nan
-    spent, message = _charged_then_refused(dperm.DPLinearRegression(), target)
-    assert spent == 0 and "finite" in message
+    for bad in (np.nan, np.inf, None, "42.5 (approx)"):
+        target2 = target.astype(object)
+        target2[3] = bad
+        _fit_neighbours(dperm.DPLinearRegression, target, target2)
     weights = np.full(600, 0.5)
-    weights[9] = 1.5
-    spent, message = _charged_then_refused(dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1),
-                                           dplogisticregression__sample_weight=weights)
-    assert spent == 0 and "[0, 1]" in message and "1.5" not in message
+    weights2 = weights.copy()
+    weights2[9] = 1.5
+    key = "dplogisticregression__sample_weight"
+    _fit_neighbours(lambda: dperm.DPLogisticRegression(classes=[0, 1]), y.clip(0, 1), y.clip(0, 1),
+                    first={key: weights}, second={key: weights2})
 
 
 # ------------------------------------- the stability histogram, exact law from the code

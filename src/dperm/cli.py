@@ -150,23 +150,25 @@ def _parse_spec(text: str | None, option: str, example: str):
 
 # ----------------------------------------------------------------------------- reading
 def _read_csv(path: str, what: str = "data file"):
-    import pandas as pd
+    """The file typed column by column as pandas.read_csv would type it, read by the
+    total reader of dperm._tables (one row per line, a malformed line a row of missing
+    values)."""
+    from ._tables import TableError, infer_types, read_table
 
-    if not Path(path).is_file():
-        raise CLIError(f"{what} {path!r} not found")
     try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read {what} {path!r} as CSV ({type(error).__name__})") from None
+        return infer_types(read_table(path, what=what))
+    except TableError as error:
+        raise CLIError(str(error)) from None
 
 
 def _numeric_features(frame, columns, path: str):
-    non_numeric = [c for c in columns if frame[c].dtype.kind not in "biuf"]
-    if non_numeric:
-        raise CLIError(f"non-numeric feature columns {non_numeric} in {path!r}: a fit with --data-norm (or "
-                       "--preprocessing none) takes numbers only; fit without it to let the private preprocessing "
-                       "encode them")
-    return frame[list(columns)]
+    """The feature columns as numbers (rows declared prepared: --data-norm): the total
+    cast of dperm._tables.numbers, a value that is not a finite number missing."""
+    import pandas as pd
+
+    from .cli_raw import _as_numbers
+
+    return pd.DataFrame({c: _as_numbers(frame[c]) for c in columns}, columns=list(columns), index=frame.index)
 
 
 def _columns_with_missing(frame) -> list:
@@ -204,6 +206,52 @@ def _declared_classes(text: str | None, target, column: str):
         return [str(v) for v in pd.Series(values, dtype=object)]
     except (ValueError, KeyError):
         raise CLIError(f"--classes must be values of the kind in column {column!r} (numbers), e.g. --classes 0,1") from None
+
+
+def _label_key(text):
+    """The class of equal labels a text belongs to, by itself: a True/False word (any
+    case) its truth, a finite number its value (``1``, ``1.0``, `` 1 ``: one label),
+    any other text itself; None for a missing value."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return None
+    text = str(text)
+    if text.strip().lower() in ("true", "false"):
+        return ("bool", text.strip().lower() == "true")
+    try:
+        number = float(text)
+    except ValueError:
+        return ("text", text)
+    return ("number", number) if math.isfinite(number) else ("text", text)
+
+
+def _match_classes(target, classes: list):
+    """Each row's label mapped to the declared class it equals (``_label_key``), by
+    itself; a label outside the classes (or missing) becomes None, which the pipeline
+    gives weight 0. The column's dtype (which every row decides) plays no part."""
+    import numpy as np
+
+    index = {_label_key(str(c)): c for c in classes}
+    values = target.to_numpy(dtype=object, na_value=None)
+    return np.fromiter((index.get(_label_key(v)) for v in values), dtype=object, count=len(values))
+
+
+def _weigh_out(y, classes, sample_weight, classification: bool):
+    """The rows declared prepared (--data-norm): a label outside the classes (None) or a
+    target that is not a number gets weight 0 (and a stand-in value), a weight that is not
+    a number is 0, one outside [0, 1] clamped; each row by itself, as the pipeline does.
+    The weights are always passed, so whether some row is out does not choose the
+    estimator's path."""
+    import numpy as np
+
+    n = len(y)
+    weight = np.ones(n) if sample_weight is None else np.clip(np.nan_to_num(sample_weight, nan=0.0), 0.0, 1.0)
+    if classification:
+        inside = np.array([v is not None for v in y], dtype=bool)
+        y = np.asarray([v if ok else classes[0] for v, ok in zip(y, inside)])  # typed as the classes are
+    else:
+        inside = np.isfinite(y)
+        y = np.where(inside, y, 0.0)
+    return y, np.where(inside, weight, 0.0)
 
 
 def _check_categorical(target, column: str, loss_name: str) -> None:
@@ -247,6 +295,10 @@ def _estimator(args, loss_name: str, classes):
         params["classes"] = classes
     else:
         params["label_bound"] = args.label_bound
+    if getattr(args, "summary", False):  # the inference fit (docs/inference.md)
+        if loss_name not in ("logistic", "huber", "squared") or args.regularizer is not None:
+            raise CLIError("--summary (intervals) runs with --loss logistic, huber or squared and no --regularizer")
+        params["inference"] = True
     if args.regularizer is None:
         return base(**params)
     regularizer = _parse_spec(args.regularizer, "--regularizer", "l2:0.01")
@@ -480,36 +532,53 @@ def _fit(args) -> int:
     else:
         frame = _read_csv(args.data)
         features = _numeric_features(frame, [c for c in frame.columns if c not in label_columns], args.data)
-    if weight_column is not None and frame[weight_column].dtype.kind not in "biuf":
+    # the private route makes labels, targets and weights total (make_pipeline: weight 0 or
+    # clamped, docs/privacy.md "Totality"); the prepared route (--data-norm) maps them here
+    # alike when the label set is declared or the loss is a regression: refusing on their
+    # values would release the row
+    prepared_total = not private and (not loss.binary or args.classes is not None)
+    if not private and not prepared_total and weight_column is not None \
+            and frame[weight_column].dtype.kind not in "biuf":
         raise CLIError(f"column {weight_column!r} is not numeric; sample weights are numbers in [0, 1]")
-    missing = _columns_with_missing(frame[label_columns] if private else frame[[*features.columns, *label_columns]])
+    if not private:  # rows declared prepared: a feature that is not a finite number is 0 (a centred value)
+        features = features.fillna(0.0)
+    missing = [] if private or prepared_total else _columns_with_missing(frame[label_columns])
     if missing:
         raise CLIError(f"columns {missing} of {args.data!r} have missing values; drop or fill those rows first"
                        + ("" if private else " (or fit with the private preprocessing: drop --data-norm)"))
     target = frame[args.target]
     classes = None
     if loss.binary:
-        classes = _declared_classes(args.classes, target, args.target)
+        # the classes from the command line alone (not the column's dtype, which one row
+        # can change); labels are matched to them by value
+        classes = cli_raw.declared_classes(args.classes) if private or prepared_total else _declared_classes(
+            args.classes, target, args.target)
         if classes is None:
-            _check_categorical(target, args.target, loss.name)
+            # private route: a missing label weighs 0, the label set is the present labels'
+            present = cli_raw.present_labels(target) if private else target
+            _check_categorical(present, args.target, loss.name)
             from .privacy.budget import PrivacyWarning
 
             warnings.warn("--classes was not given: the label set is taken from the data and treated as public "
                           "(it is released with the model, unprotected); declare it, e.g. --classes no,yes",
                           PrivacyWarning, stacklevel=2)
-            classes = sorted(target.unique().tolist())
+            classes = cli_raw.label_set(present) if private else sorted(target.unique().tolist())
             if len(classes) < 2:
                 raise CLIError(f"column {args.target!r} has fewer than 2 distinct labels; a classifier needs 2")
     elif args.classes is not None:
         raise CLIError(f"--classes is for classification losses; --loss {loss.name} is a regression loss")
-    elif target.dtype.kind not in "biuf":
+    elif not private and not prepared_total and target.dtype.kind not in "biuf":
         raise CLIError(f"column {args.target!r} is not numeric; --loss {loss.name} needs numeric labels")
     estimator = _estimator(args, loss.name, classes)
-    y = target.to_numpy()
-    y = y if loss.binary else y.astype(float)
-    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(dtype=float)
-    if private:  # the estimator's own checks come after the preprocessing's charge: made here first
-        _check_labels_and_weights(y, classes, sample_weight, args.target, loss.binary)
+    if prepared_total:  # the estimator alone: the pipeline's row-by-row map made here
+        y = _match_classes(target, classes) if loss.binary else cli_raw._as_numbers(target).to_numpy()
+        weight = None if weight_column is None else cli_raw._as_numbers(frame[weight_column]).to_numpy()
+        y, sample_weight = _weigh_out(y, classes, weight, loss.binary)
+    else:
+        y = target.to_numpy()
+        y = y if loss.binary or private else y.astype(float)
+        sample_weight = None if weight_column is None else frame[weight_column].to_numpy(
+            dtype=object if private else float)
     if private:
         pipe = cli_raw.fit_pipeline(args, estimator, declared, features, numeric, categorical, y,
                                     not loss.binary, sample_weight, args.ledger)
@@ -520,27 +589,16 @@ def _fit(args) -> int:
         estimator.fit(features.to_numpy(dtype=float), y, sample_weight=sample_weight)
         record = _model_record(estimator, args, features, loss.name)
         spent, what = estimator.privacy_spent_, ""
+    if getattr(args, "summary", False):
+        from .inference.records import inference_record
+
+        record["inference"] = inference_record(estimator, None if private else list(features.columns))
+        print(pipe.summary() if private else estimator.summary(names=list(features.columns)))
     write_text_atomic(args.out, json.dumps(record, indent=2) + "\n")
     print(f"fitted {what}{estimator.solver_} ({loss.name} loss, "
           f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
           f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
     return 0
-
-
-def _check_labels_and_weights(y, classes, sample_weight, column: str, classification: bool) -> None:
-    """Input validation before any charge, quoting no value: labels within the declared
-    classes, finite regression targets, weights in [0, 1]."""
-    import numpy as np
-    import pandas as pd
-
-    if classification and classes is not None and not bool(pd.Series(y).isin(classes).all()):
-        raise CLIError(f"column {column!r} has a label outside the declared classes; add it to --classes or drop "
-                       "those rows")
-    if not classification and not np.isfinite(y).all():
-        raise CLIError(f"column {column!r} has infinite values; a regression target must be finite")
-    if sample_weight is not None and not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()
-                                          and (sample_weight <= 1).all()):
-        raise CLIError("sample weights must be numbers in [0, 1] (the privacy guarantee needs weights <= 1)")
 
 
 def _preprocessing_mode(args, declared) -> str:
@@ -593,7 +651,7 @@ def cmd_predict(args) -> int:
     if incomplete.any() and args.on_missing == "error":
         raise CLIError(f"columns {_columns_with_missing(features)} of {args.data!r} have missing values; fill them, "
                        "or pass --on-missing empty to leave those predictions empty")
-    X = features.to_numpy(dtype=float)
+    X = features.to_numpy(dtype=float, copy=True)
     X[incomplete] = 0.0  # placeholder rows; their predictions are blanked below
     return _write_predictions(args, model, X, incomplete, to_file)
 
@@ -616,6 +674,17 @@ def _write_predictions(args, model: dict, X, incomplete, to_file: bool) -> int:
         predictions = pd.Series(mean, dtype=object)
     predictions[incomplete] = None
     result = pd.DataFrame({"prediction": predictions})
+    if getattr(args, "interval", None) is not None:  # prediction intervals (docs/inference.md)
+        from .inference.records import prediction_intervals
+
+        if classes or "inference" not in model:
+            raise CLIError("--interval needs a regression model fitted with --summary (--loss squared)")
+        try:
+            lower, upper = prediction_intervals(model["inference"], X, args.interval)
+        except ValueError as error:
+            raise CLIError(str(error)) from None
+        result["lower"], result["upper"] = pd.Series(lower, dtype=object), pd.Series(upper, dtype=object)
+        result.loc[incomplete, ["lower", "upper"]] = None
     if to_file:
         write_atomic(args.out, lambda p: result.to_csv(p, index=False))
         print(f"{len(result)} predictions written to {args.out}")
@@ -870,6 +939,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=None,
                      help="seed of the noise, for reproducible experiments (default: fresh OS entropy)")
     fit.add_argument("--out", default="model.json", help="file for the model (JSON)")
+    fit.add_argument("--summary", action="store_true",
+                     help="fit the unregularized model with error bars (--loss logistic, huber or squared) and print "
+                          "the table: coef, std err, z, P>|z|, 95%% interval; model.json holds the intervals "
+                          "(docs/inference.md)")
     fit.add_argument("--accountant", default=None, metavar="LEDGER",
                      help="charge this fit to a ledger made by `dperm budget` (composed exactly with its earlier "
                           "fits; refused before the data is read if the total would be exceeded) (default: none)")
@@ -909,6 +982,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "handles missing values as in its fit)")
     predict.add_argument("--out", default=None,
                          help="CSV file for the predictions; - for standard output (default: standard output)")
+    predict.add_argument("--interval", nargs="?", type=float, const=0.95, default=None, metavar="LEVEL",
+                         help="add lower and upper columns: the prediction interval of a new observation at LEVEL "
+                              "(default 0.95), for a model fitted with --loss squared --summary")
     predict.set_defaults(func=cmd_predict)
 
     bench = _sub(sub, "bench", "benchmarks: table3, scaling")

@@ -8,16 +8,12 @@ any data is read and before anything is charged; an error names the option and t
 column, never a value of the data.
 
 Column roles: a declared column takes its declared role (``bounds`` or ``numeric``:
-numeric; ``categories`` or ``categorical``: categorical, read as text); an undeclared
-column is numeric when pandas reads every value of it as a number, categorical when no
-value of it is a number. A column that mixes both, or that has fewer than two values
-(the others missing), is refused before anything is charged (declare its role):
-otherwise one row could flip the role of a column, and with it the released model's
-structure, between neighbouring tables. An undeclared categorical column is one-hot
-encoded over the file's text (True/False included, with or without missing values). The roles are then the table's
-schema, the same on replace-one neighbours (docs/your-data.md).
-Every numeric column gets a missing-value indicator (whether it has missing values or
-not: a choice made from the data would release that).
+numeric; ``categories`` or ``categorical``: categorical); an undeclared column gets its
+role from the schema rule of :mod:`dperm.preprocessing.schema` (a small charged release,
+the same as in Python). The file is read by :mod:`dperm._tables`: one row per line, every
+field text, a malformed line a row of missing values; the features go to the pipeline as
+the file's text, and the pipeline's casts map each value by itself (a value outside its
+column's domain is missing). No value of a row is refused (docs/privacy.md, "Totality").
 
 Imported only by the `fit` and `predict` commands (start-up stays light: the heavy
 imports are inside the functions).
@@ -31,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Declarations", "parse_declarations", "read_features", "fit_pipeline", "preprocessing_record",
-           "transform_for_predict", "SCHEMA_KEYS"]
+           "transform_for_predict", "declared_classes", "SCHEMA_KEYS"]
 
 SCHEMA_KEYS = ("bounds", "categories", "numeric", "categorical", "y_bounds")
 
@@ -158,6 +154,43 @@ def parse_declarations(args) -> Declarations:
     return declared
 
 
+def declared_classes(text: str | None):
+    """The --classes values from the command line alone (public): numbers when every value
+    reads as a number (``0,1`` -> 0, 1), ``True``/``False`` for ``true,false`` (any case),
+    else the texts. The target's labels are matched to them by value (``1``, ``1.0`` and
+    ``"1"`` are the class 1); a label matching none weighs 0 (docs/privacy.md, "Totality")."""
+    if text is None:
+        return None
+    from .preprocessing.cast import canonical_label, real_value
+
+    values = [v.strip() for v in text.replace(",", " ").split() if v.strip()]
+    numbers = [real_value(v) for v in values]
+    if values and not any(math.isnan(x) for x in numbers):
+        return [canonical_label(x) for x in numbers]
+    if values and all(v.lower() in ("true", "false") for v in values):
+        return ["True" if v.lower() == "true" else "False" for v in values]
+    return values
+
+
+def present_labels(target):
+    """The target column without its missing labels (undeclared classes: their rows weigh 0)."""
+    from .preprocessing.cast import MISSING, label_column
+
+    return target[label_column(target) != MISSING]
+
+
+def label_set(target) -> list:
+    """Undeclared classes: the target's canonical labels (1 and 1.0 one label), sorted by a
+    public order of the labels; taken from the data and public by that choice (warned)."""
+    from .preprocessing.cast import MISSING, label_column
+    from .preprocessing.categorical import _order_key
+
+    labels = set(label_column(target)) - {MISSING}
+    if any(isinstance(v, str) for v in labels):
+        labels = {str(v) for v in labels}  # one type: numbers beside texts are texts
+    return sorted(labels, key=_order_key)
+
+
 def check_against_header(declared: Declarations, header: list, label_columns: list, path: str) -> None:
     """Declared columns must be feature columns of the file (no data read yet)."""
     unknown = [c for c in declared.columns() if c not in header]
@@ -170,109 +203,66 @@ def check_against_header(declared: Declarations, header: list, label_columns: li
 
 
 def read_header(path: str) -> list:
-    import pandas as pd
-
-    from .exceptions import CLIError
-
-    if not Path(path).is_file():
-        raise CLIError(f"data file {path!r} not found")
-    try:
-        return list(pd.read_csv(path, nrows=0).columns)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
-
-
-def _read(path: str, **options):
-    import pandas as pd
-
-    from .exceptions import CLIError
+    """The file's column names (its first line; public). dperm._tables states the rule."""
+    from ._tables import TableError, read_header as header_of
 
     try:
-        return pd.read_csv(path, **options)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise CLIError(f"cannot read data file {path!r} as CSV ({type(error).__name__})") from None
+        return header_of(path)
+    except TableError as error:
+        raise _error(str(error)) from None
+
+
+def read_text(path: str, columns: list | None = None):
+    """The file as text columns, one row per line, a malformed line a row of missing
+    values (dperm._tables.read_table); never an error decided by a data row."""
+    from ._tables import TableError, read_table
+
+    try:
+        return read_table(path, columns)
+    except TableError as error:
+        raise _error(str(error)) from None
 
 
 def _is_number_kind(series) -> bool:
     return series.dtype.kind in "iuf"
 
 
-def _as_numbers(series, column: str, path: str, why: str):
-    """The column as floats (missing: NaN); an error that quotes no value if some value
-    is not a number."""
+def _as_numbers(series):
+    """The column as floats by the total cast of dperm._tables.numbers: a value that is
+    not a finite decimal number is missing (NaN), decided value by value, never an error."""
+    import numpy as np
     import pandas as pd
+
+    from ._tables import numbers
 
     if _is_number_kind(series):
-        return series.astype(float)
-    numbers = pd.to_numeric(series, errors="coerce")
-    if bool((numbers.isna() & series.notna()).any()):
-        raise _error(f"column {column!r} of {path!r} is {why} but holds values that are not numbers")
-    return numbers.astype(float)
-
-
-def _all_text(series) -> bool:
-    """Whether every present value of the column is a string (as pandas read it)."""
-    return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
-
-
-def _check_two_values(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared column with fewer than two values present:
-    its role would be that of its one value (numeric for a number, categorical for a
-    text; an all-missing column reads as numbers), so one replaced row could flip it.
-    From two values on, a flip needs a table mixing numbers and text, refused too. The
-    error quotes no value."""
-    if int(series.notna().sum()) < 2:
-        raise _error(f"column {column!r} of {path!r} has fewer than two values (the others are missing), so its role "
-                     "(numeric or categorical) would rest on single rows; declare it (--categories, --bounds, or the "
-                     "schema's 'numeric' / 'categorical') or drop it")
-
-
-def _check_not_mixed(series, column: str, path: str) -> None:
-    """Refuse (before any charge) an undeclared text column some of whose values are
-    numbers: its role would rest on single rows. The error quotes no value."""
-    import pandas as pd
-
-    present = series.dropna()
-    if present.dtype.kind != "O" or present.empty:
-        return
-    parsed = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
-    if bool(parsed.notna().any()):
-        raise _error(f"column {column!r} of {path!r} mixes numbers and text, so its role (numeric or categorical) "
-                     "would rest on single rows; declare it (--categories, --bounds, or the schema's 'numeric' / "
-                     "'categorical') or clean it")
+        values = series.to_numpy(dtype=float, copy=True)
+        values[~np.isfinite(values)] = np.nan
+        return pd.Series(values, index=series.index, name=series.name)
+    return numbers(series)
 
 
 def read_features(path: str, declared: Declarations, label_columns: list):
     """(frame, features, numeric, categorical): the whole file, and its feature columns
-    with numeric columns as floats and categorical ones as text (missing stays missing)."""
-    categorical_declared = declared.categorical_columns()
-    frame = _read(path, dtype={c: str for c in categorical_declared})
-    columns = [c for c in frame.columns if c not in label_columns]
-    numeric, categorical = [], []
-    for c in columns:
-        if c in declared.numeric_columns():
-            numeric.append(c)
-        elif c in categorical_declared:
-            categorical.append(c)
-        elif _is_number_kind(frame[c]):
-            _check_two_values(frame[c], c, path)
-            numeric.append(c)
-        else:
-            _check_two_values(frame[c], c, path)
-            _check_not_mixed(frame[c], c, path)
-            categorical.append(c)
-    features = frame[columns].copy()
-    for c in numeric:
-        features[c] = _as_numbers(frame[c], c, path, "declared numeric (--bounds or the schema)")
-    # undeclared categorical columns pandas did not read as text: the file's text. Not only
-    # a bool column (True/False) but also one with a missing value, which pandas reads as
-    # Python objects True, False, NaN: else the released categories would be booleans for
-    # one table and strings for its neighbour, telling whether a value is missing.
-    retype = [c for c in categorical if c not in categorical_declared and not _all_text(frame[c])]
-    if retype:
-        text = _read(path, usecols=retype, dtype=str)
-        for c in retype:
-            features[c] = text[c]
+    as the file's text (missing stays missing). ``numeric`` and ``categorical`` are the
+    declared roles; the other feature columns get theirs from the schema rule of
+    :mod:`dperm.preprocessing.schema` (the same as in Python): a small charged release per
+    column, inside the preprocessing's budget. No value is refused: once the roles are
+    fixed, a value outside its column's domain is missing (docs/privacy.md, "Totality").
+    The file is read by dperm._tables (one row per line, a malformed line a row of missing
+    values); ``frame`` types each column as pandas.read_csv would, for the label and
+    weight columns' checks where the label set is not declared."""
+    from ._tables import infer_types
+
+    text = read_text(path)
+    frame = infer_types(text)
+    columns = [c for c in text.columns if c not in label_columns]
+    # the file's text, column by column: a value's representation never depends on the
+    # other rows (pandas' type guess would read 75001 as a number in one table and as the
+    # text "75001" in its neighbour with a word in that column)
+    features = text[columns].copy()
+    numeric = [c for c in columns if c in declared.numeric_columns()]
+    categorical = [c for c in columns if c in declared.categorical_columns()]
     return frame, features, numeric, categorical
 
 
@@ -287,9 +277,16 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     if undeclared_categorical and not args.delta > 0:
         raise _error(f"categorical columns {undeclared_categorical} have no declared categories: selecting them "
                      "privately needs --delta > 0; declare them with --categories COLUMN=A,B,C")
+    undeclared = [c for c in features.columns if c not in numeric and c not in categorical]
+    if undeclared and not args.delta > 0:
+        raise _error(f"columns {undeclared[:10]} have no declared role; one released categorical would need "
+                     "--delta > 0 to select its categories; give --delta, or declare their roles (--bounds, "
+                     "--categories, or the schema's 'numeric' / 'categorical')")
     options = dict(epsilon=args.epsilon, delta=args.delta, accountant=ledger, random_state=args.seed,
                    numeric=numeric, categorical=categorical, bounds=dict(declared.bounds),
-                   categories=dict(declared.categories), missing_indicator=bool(numeric))
+                   categories=dict(declared.categories), missing_indicator="auto", schema="private")
+    if getattr(args, "summary", False):  # intervals: no all-zero indicator columns; rows scaled linearly
+        options.update(missing_indicator=False, row_norm="scale")  # (per-unit rows, docs/inference.md)
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
     elif declared.y_bounds is not None:
@@ -325,10 +322,10 @@ def _stand_in(features, numeric: list, categorical: list, declared: Declarations
     n = len(features)
     columns = {}
     for c in features.columns:
-        if c in numeric:
-            columns[c] = np.zeros(n)
-        else:
+        if c in categorical:
             columns[c] = np.full(n, declared.categories.get(c, ["?"])[0], dtype=object)
+        else:  # numeric, or a role the fit releases privately (its cost is in the events either way)
+            columns[c] = np.zeros(n)
     return pd.DataFrame(columns, columns=list(features.columns))
 
 
@@ -396,7 +393,5 @@ def transform_for_predict(model: dict, path: str):
     absent = [c for c in columns if c not in header]
     if absent:
         raise CLIError(f"columns {absent} of the model are missing from {path!r}")
-    frame = _read(path, usecols=columns, dtype={c: str for c in pre.categorical_})
-    for c in pre.numeric_:
-        frame[c] = _as_numbers(frame[c], c, path, "numeric in the model")
+    frame = read_text(path, columns)  # the file's text; the model's casts map each value
     return pre.transform(frame[columns])

@@ -288,7 +288,8 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         for c in X.columns:
             dtype = X[c].dtype
             if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
-                columns[c] = np.zeros(m_train, dtype=dtype)
+                # pd.array, not np.zeros: nullable dtypes (Int64, Float64) are pandas extension dtypes
+                columns[c] = pd.array(np.zeros(m_train), dtype=dtype)
             else:
                 columns[c] = np.full(m_train, list(declared.get(c, ["?"]))[0], dtype=object)
         return pd.DataFrame(columns, columns=list(X.columns)), self._stand_in_labels(m_train, y)

@@ -10,7 +10,9 @@ regression, the final dperm estimator) share the one total budget:
    delta`` (a category selection without a declared list needs it; the numeric draws
    compose better with it); it charges its event before reading the data;
 2. a regressor's target bounds are declared (``y_bounds``, free) or estimated privately
-   at ``shares["y"] * epsilon`` (default :data:`DEFAULT_TARGET_SHARE`);
+   at ``shares["y"] * epsilon`` (default :func:`~dperm.preprocessing.target.target_share`:
+   0.1 to 0.3 by n and epsilon), never refused (a warning where the noise will dominate),
+   and the predictions are clipped into the range used;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus the certified
    epsilons of the steps before it (and ``delta`` minus their deltas), and the public
    row-norm bound of the last private transformer as its ``data_norm``.
@@ -44,8 +46,10 @@ from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
 __all__ = ["DPPipeline", "make_pipeline", "check_searchable", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
 
 DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/your-data.md, measured)
-DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private bounds
+DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private range (more at small n epsilon:
+# dperm.preprocessing.target.target_share)
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
+JOINT_MARGIN = 0.01  # of the estimator's epsilon, kept back when the steps' events mix pure and delta-composed draws
 
 
 def _is_private_transformer(step) -> bool:
@@ -95,6 +99,13 @@ def check_searchable(pipeline, X) -> None:
 
     for _, step in pipeline.steps[:-1]:
         if isinstance(step, PrivatePreprocessor) and hasattr(X, "columns"):
+            private_roles = step._undeclared(X)
+            if private_roles:
+                raise NotImplementedError(
+                    f"PrivateSearch over a DPPipeline needs every column's role public (undeclared: "
+                    f"{private_roles[:10]}): roles released privately would make each run's mechanism depend on the "
+                    "data; declare them (numeric=[...], categories={column: [...]}) or declare the DataFrame's "
+                    "dtypes public (schema='dtypes'), and the categories of every categorical column declared")
             _, categorical = step._roles(X)
             undeclared = [c for c in categorical if c not in (step.categories or {})]
             if undeclared:
@@ -136,7 +147,9 @@ class DPPipeline(Pipeline):
     privacy_spent_ : PrivacyBudget, certified by the one accountant for ``event_``.
     accountant_ : the BudgetAccountant charged.
     budgets_ : dict step name -> the PrivacyBudget it was given.
-    y_bounds_ : the target bounds used (regressors).
+    y_bounds_ : the target bounds used (regressors): declared, or the private map
+        (:func:`~dperm.preprocessing.target.target_range`).
+    y_range_ : the range the predictions are clipped into (declared, or released).
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
@@ -157,6 +170,17 @@ class DPPipeline(Pipeline):
             raise ValueError(f"the share of {name!r} must be a number in (0, 1), got {share!r}")
         return float(share)
 
+    def _default_target_share(self, X, total) -> float:
+        """A regressor's default target share from public inputs (n, epsilon):
+        :func:`~dperm.preprocessing.target.target_share`; :data:`DEFAULT_TARGET_SHARE` when
+        n is not known before the fit (a Dask frame's is computed at its fit)."""
+        from .preprocessing.target import target_share
+
+        n = getattr(X, "shape", (None,))[0]
+        if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
+            return DEFAULT_TARGET_SHARE
+        return target_share(int(n), total.epsilon)
+
     def _check_shares(self) -> None:
         """Names and sum of the shares, checked before anything is charged: the private
         steps (and a regressor's private target bounds) must leave the estimator a part
@@ -170,7 +194,7 @@ class DPPipeline(Pipeline):
         final = self.steps[-1][1]
         if is_regressor(final) and isinstance(self.y_bounds, str) and \
                 final.get_params(deep=False).get("y_bounds") is None:
-            total += self._share("y", DEFAULT_TARGET_SHARE)
+            total += self._share("y", self._target_default)
         if not total < 1.0:
             raise ValueError(f"the preprocessing shares add up to {total:g} of epsilon and leave nothing for the "
                              "estimator; lower them (shares={step name: fraction})")
@@ -186,13 +210,14 @@ class DPPipeline(Pipeline):
         warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
+        self._target_default = self._default_target_share(X, total)
         self._check_shares()
         self._validate_steps()
         final_name, final = self.steps[-1]
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
         if y is not None:
-            self._check_target_before_any_charge(final, final_name, y, params)
+            y, params = self._check_target_before_any_charge(final, final_name, y, params)
         if is_regressor(final) and y is not None:
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
@@ -205,7 +230,10 @@ class DPPipeline(Pipeline):
             if step is None or step == "passthrough":
                 continue
             if _is_private_transformer(step):
-                settings = {"epsilon": self._share(name, DEFAULT_TRANSFORMER_SHARE) * total.epsilon,
+                from .preprocessing.shares import transformer_share
+
+                default = transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE)  # public: the schema
+                settings = {"epsilon": self._share(name, default) * total.epsilon,
                             "accountant": accountant}
                 if "delta" in step.get_params(deep=False):
                     settings["delta"] = DEFAULT_DELTA_SHARE * total.delta
@@ -230,6 +258,8 @@ class DPPipeline(Pipeline):
         self._y_map = None
         if is_regressor(final) and y is not None:
             y_model, event = self._target(final, y, total, accountant, seeds[-1])
+            # a target that did not parse (NaN here) has weight 0 (set above): any finite value
+            y_model = np.where(np.isnan(y_model), 0.0, y_model)
             events.append(event)
             from .preprocessing._base import spent_of
 
@@ -237,6 +267,16 @@ class DPPipeline(Pipeline):
             if spent is not None:
                 spent_epsilon += spent.epsilon
                 budgets["y"] = spent
+        if len(events) > 1 and spent_delta > 0:
+            # the accountant composes the steps' events jointly, which can certify more than the
+            # sum of their own certificates (a pure target range with delta-composed draws):
+            # the estimator gets what is left after the joint figure (public inputs only)
+            from .privacy.accountant import epsilon as certified_epsilon
+
+            spent_epsilon = max(spent_epsilon, certified_epsilon(ev.composed(events), spent_delta))
+            # and the model's own event joins that composition at the total delta, which can
+            # again certify a little more than the sum (0.02% of epsilon measured): a margin
+            spent_epsilon += JOINT_MARGIN * (total.epsilon - spent_epsilon)
         model_epsilon = total.epsilon - spent_epsilon
         model_delta = total.delta - spent_delta
         if not model_epsilon > 0 or model_delta < 0:
@@ -267,62 +307,94 @@ class DPPipeline(Pipeline):
         return self
 
     @staticmethod
-    def _check_target_before_any_charge(final, final_name: str, y, params: dict) -> None:
-        """The estimator's own checks of y and of the sample weights, run before the first
-        private step charges anything (the estimator runs them only after the preprocessing
-        has been charged, and a data-dependent error after a charge is a release): labels
-        within the declared classes, a classification target that looks categorical, a
-        finite regression target, weights in [0, 1]. Errors quote no value."""
+    def _check_target_before_any_charge(final, final_name: str, y, params: dict):
+        """Make y and the sample weights total, before the first private step charges
+        anything (docs/privacy.md, "Totality"): each row's target and weight mapped by
+        itself, never an error that depends on a value.
+
+        - a regression target is cast to a finite number (:func:`~dperm.preprocessing.
+          cast.real_column`: text, ``None``, NaN, inf, ``10**400`` fail the cast) and a row
+          whose target fails gets weight 0 (its target is then irrelevant);
+        - a classification label outside the declared ``classes`` gets weight 0 (labels
+          match by value: ``1``, ``1.0`` and ``"1"`` are the declared ``1``); without
+          declared classes the label set is taken from y (public by that choice, warned)
+          and y must look categorical (a public-by-contract check);
+        - a weight is cast to a number, NaN to 0, and clamped into [0, 1].
+
+        A Dask y or weight vector is gathered to the client here (the estimator gathers it
+        anyway). Returns (y, params) to fit with."""
         from sklearn.base import is_classifier
 
-        from ._validation import check_sample_weight
         from .distributed import is_dask_collection
+        from .preprocessing.cast import canonical_label, label_column, match_declared, real_column
 
-        if is_dask_collection(y):
-            return  # checked block by block by the estimator (never gathered here)
-        labels = np.asarray(y)
+        def local(values):
+            if is_dask_collection(values):
+                values = values.compute()
+            if hasattr(values, "to_numpy"):
+                values = values.to_numpy(dtype=object) if getattr(values, "ndim", 1) == 1 else values.to_numpy()
+            values = np.asarray(values) if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+            if values.ndim == 2 and values.shape[1] == 1:
+                values = values[:, 0]
+            return values
+
+        key = f"{final_name}__sample_weight"
+        weight = params.get(key)
+        labels = local(y)
+        if labels.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {labels.shape}")
+        n = labels.shape[0]
+        keep = np.ones(n, dtype=bool)
         if is_classifier(final):
             classes = final.get_params(deep=False).get("classes")
             if classes is not None:
                 from .estimators.linear import resolve_classes
 
-                resolve_classes(classes, labels.ravel())
+                declared = resolve_classes(classes, np.asarray(classes, dtype=object)[:0])  # public checks only
+                canonical = [canonical_label(c) for c in declared]
+                matched = match_declared(label_column(labels), canonical)
+                index = {c: i for i, c in enumerate(canonical)}
+                codes = np.fromiter((index.get(v, -1) for v in matched), dtype=np.int64, count=n)
+                keep = codes >= 0
+                y = declared[np.where(keep, codes, 0)]  # outside: any declared label, weight 0
             else:
                 from .estimators._base import check_categorical_target
 
                 check_categorical_target(labels, type(final).__name__)
-        elif labels.dtype.kind in "biuf" and not np.all(np.isfinite(labels)):
-            raise ValueError("y has missing or infinite values; a regression target must be finite")
-        weight = params.get(f"{final_name}__sample_weight")
-        if weight is not None and not is_dask_collection(weight) and np.ndim(weight) == 1:
-            check_sample_weight(weight, labels.shape[0])
+                y = labels
+        else:
+            y = real_column(labels)
+            keep = ~np.isnan(y)
+        if weight is not None or not keep.all():
+            if weight is None:
+                w = np.ones(n)
+            else:
+                w = real_column(local(weight)) if np.ndim(local(weight)) == 1 else None
+                if w is None or w.shape[0] != n:
+                    raise ValueError(f"sample_weight must be 1-D of length {n} (the number of rows)")
+                w = np.clip(np.where(np.isnan(w), 0.0, w), 0.0, 1.0)
+            params = {**params, key: np.where(keep, w, 0.0)}
+        return y, params
 
     def _check_target_feasible(self, final, X, total) -> None:
-        """Public inputs only, before anything is charged: refuse to estimate a regression
-        target's bounds privately when the draws would be mostly noise (their rank error,
-        by the exponential mechanism's utility theorem, above a quarter of the rows): the
-        predictions would then be mapped back with a scale off by orders of magnitude."""
+        """Public inputs only, before anything is charged: warn (do not refuse) when a
+        regression target's private range will be mostly noise
+        (:func:`~dperm.preprocessing.target.warn_if_target_noisy`)."""
         declared = self.y_bounds if not isinstance(self.y_bounds, str) else final.get_params(deep=False).get("y_bounds")
         if declared is not None:
             return
-        from .preprocessing.quantiles import log_grid
+        from .preprocessing.target import warn_if_target_noisy
 
         n = X.shape[0]
         if hasattr(n, "compute"):
             n = n.compute()
-        draw_epsilon = self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon / 3.0
-        error = 2.0 * (math.log(log_grid().size) + math.log(10.0)) / draw_epsilon
-        if error > int(n) / 4.0:
-            raise ValueError(
-                f"the regression target's bounds cannot be estimated privately at n={int(n)} rows with epsilon="
-                f"{total.epsilon:g} (a private quantile's rank error can reach {error:.0f} rows): declare them, "
-                "make_pipeline(..., y_bounds=(low, high)), or give them a larger share (shares={'y': ...})")
+        default = getattr(self, "_target_default", None) or self._default_target_share(X, total)
+        warn_if_target_noisy(int(n), self._share("y", default) * total.epsilon)
 
     def _target(self, final, y, total, accountant, seed):
         """Declared or private target bounds, set on the estimator (``y_bounds``) or, for an
         estimator without that parameter, applied here: y clipped into the bounds and
         mapped onto [-label_bound, label_bound], predictions mapped back."""
-        from .preprocessing import PrivateScaler
         from .preprocessing.numeric import _check_pair
 
         y = np.asarray(y, dtype=np.float64).ravel()
@@ -334,14 +406,14 @@ class DPPipeline(Pipeline):
             declared = own
         if declared is not None:
             low, high = _check_pair(declared, "y_bounds")
+            self.y_range_ = (low, high)
             event = ev.NoOpDpEvent()
         else:
-            scaler = PrivateScaler(epsilon=self._share("y", DEFAULT_TARGET_SHARE) * total.epsilon,
-                                   accountant=accountant,
-                                   random_state=seed if self.random_state is not None else None)
-            scaler.fit(y[:, None])
-            low, high = (float(v) for v in scaler.bounds_[0])
-            event = scaler.event_
+            from .preprocessing.target import target_range
+
+            (low, high), self.y_range_, event = target_range(
+                y, self._share("y", self._target_default) * total.epsilon, accountant=accountant,
+                random_state=seed if self.random_state is not None else None)
         self.y_bounds_ = (low, high)
         if "y_bounds" in final.get_params(deep=False):
             final.set_params(y_bounds=(low, high))
@@ -354,18 +426,42 @@ class DPPipeline(Pipeline):
 
     # ------------------------------------------------------------------ predict
     def predict(self, X, **params):
+        """The steps' predictions; a regressor's clipped into the target range it was fitted
+        with (``y_bounds_``, declared or released: a free post-processing)."""
         prediction = super().predict(X, **params)
         if getattr(self, "_y_map", None) is not None:
             centre, scale = self._y_map
             prediction = centre + scale * np.asarray(prediction, dtype=np.float64)
+        bounds = getattr(self, "y_range_", None)
+        if bounds is not None and is_regressor(self.steps[-1][1]):
+            prediction = np.clip(prediction, bounds[0], bounds[1])
         return prediction
 
     def score(self, X, y=None, sample_weight=None, **params):
-        if getattr(self, "_y_map", None) is None:
+        if getattr(self, "_y_map", None) is None and getattr(self, "y_range_", None) is None:
             return super().score(X, y, sample_weight=sample_weight, **params)
         from sklearn.metrics import r2_score
 
         return r2_score(y, self.predict(X), sample_weight=sample_weight)
+
+    # ----------------------------------------------------------------- inference
+    def conf_int(self, alpha: float = 0.05):
+        """The final estimator's intervals (fitted with ``inference=True``), intercept
+        first, in the model's feature order (docs/inference.md)."""
+        return self._final_estimator.conf_int(alpha)
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """The final estimator's coefficient table with the transformers' feature names,
+        rows per original unit for linearly scaled numeric columns, and the whole
+        pipeline's privacy spent (docs/inference.md)."""
+        from .inference.units import feature_names, unit_divisors
+
+        names = feature_names(self[:-1])
+        per_unit = unit_divisors(self[:-1], names)
+        spent = self.privacy_spent_
+        privacy = {"epsilon": float(spent.epsilon), "delta": float(spent.delta),
+                   "scope": "the whole pipeline: preprocessing, target bounds and the model"}
+        return self._final_estimator.summary(alpha, names=names, per_unit=per_unit, privacy=privacy)
 
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,

@@ -86,7 +86,7 @@ def _check(name: str, problem: ERMProblem, budget: PrivacyBudget) -> None:
     # margin_loss: the argmin sensitivity 2L/(n mu) needs the loss's convexity and the
     # bound L to hold for the true gradients; a custom loss only declares them
     requires=("convex", "strongly_convex", "lipschitz", "smooth", "margin_loss"),
-    gradient_complexity="a non-private solve to a certified tolerance (Newton-CG)",
+    gradient_complexity="a non-private solve to a certified tolerance (Newton, as objective perturbation's)",
     summary="perturb an approximate minimizer whose optimality residual is certified",
     auto=AutoRule(3, lambda p, b: strongly_convex_smooth(p, b) and p.regularizer.is_smooth,
                   'strongly convex and smooth: output perturbation of the minimizer'),
@@ -172,14 +172,19 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
                                    dim=problem.n_features)  # before the data is read
-    solution = solve_reference(problem, tol=0.5 * tolerance if (certify or constrained) else tolerance)
-    point = solution.coef
-    if certify:
+    if certify and problem.regularizer.is_smooth:
+        # objective perturbation's Newton solver with no noise term: a row-sample warm start,
+        # certified float64 gradients, stopping on the certificate of ||grad F|| itself
+        from .objective_perturbation import _solve_perturbed
+
+        point, residual, iterations = _solve_perturbed(problem, 0.0, np.zeros(problem.n_features), tolerance)
+    else:
+        solution = solve_reference(problem, tol=0.5 * tolerance if (certify or constrained) else tolerance)
+        point, residual, iterations = solution.coef, solution.residual, solution.iterations
+    if certify and not problem.regularizer.is_smooth:
         residual = _certified_residual(problem, point)
     elif constrained:
         point, residual = _certified_constrained_point(problem, point)
-    else:
-        residual = solution.residual
     if not residual <= tolerance:
         raise RuntimeError(
             f"the solver did not reach the tolerance {tolerance:.3g}; nothing was released. "
@@ -191,7 +196,7 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
         calibration=calibration,
         hyperparameters={"tolerance": tolerance},
         info={"minimizer_sensitivity": 2.0 * L / (n * mu)},
-        diagnostics={"solver_iterations": solution.iterations},
+        diagnostics={"solver_iterations": iterations},
     )
 
 

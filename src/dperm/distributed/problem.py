@@ -30,8 +30,10 @@ import scipy.sparse as sp
 from .._validation import DataNormWarning, check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
-from ..problem.erm import ERMProblem, certificate_accumulation, gradient_rounding_bound
+from ..problem.erm import (ERMProblem, _scaled_rows, certificate_accumulation, gradient_rounding_bound,
+                           unsafe_to_scale_virtually)
 from ..problem.losses import make_loss
+from ..problem.passes import record as _record_read
 from ..problem.regularizers import make_regularizer
 from . import _chunks
 from .inputs import as_dask_weights, as_dask_xy
@@ -175,6 +177,7 @@ class DaskERMProblem(ERMProblem):
         split = max(2, min(blocks, 64))
         combined = (partials.max(axis=0, split_every=split) if reduce == "max"
                     else partials.sum(axis=0, split_every=split))
+        _record_read(kernel.__name__, 1.0)
         return np.asarray(combined.compute(), dtype=np.float64)
 
     @property
@@ -302,6 +305,38 @@ class DaskERMProblem(ERMProblem):
         local = np.searchsorted(selected, rows).astype(np.int64)
         np.minimum(local, max(len(selected) - 1, 0), out=local)  # the unused tail of each row of `rows`
         return F, y, local
+
+    def row_sample(self, stride: int) -> ERMProblem:
+        """Rows ``0, stride, 2 stride, ...`` gathered to the client as an in-memory
+        :class:`~dperm.problem.ERMProblem` (1/stride of X, for the solvers' warm starts and
+        Hessian estimates, as :meth:`ERMProblem.row_sample` in memory), in one round trip:
+        the rows scaled onto the bound as every pass scales them, labels clipped as
+        :meth:`_check_blocks` decided, no new check and no warning. The solver then runs its
+        sample stage in memory, with the same passes over the sample as on NumPy data."""
+        import dask
+
+        stride = int(stride)
+        if stride <= 1:
+            return self
+        rows = slice(0, None, stride)
+        weights = None if self.sample_weight is None else self.sample_weight[rows]
+        F, y, weights = dask.compute(self._features[rows], self.y[rows], weights)
+        _record_read("sample", 1.0)  # slicing reads every block (a whole pass from a store)
+        F = sp.csr_matrix(F) if sp.issparse(F) else np.ascontiguousarray(F)
+        sample = object.__new__(ERMProblem)
+        sample.__dict__.update({key: value for key, value in self.__dict__.items()
+                                if key not in ("_features", "y", "sample_weight", "_clip", "_label_clip")})
+        scale = _chunks.row_scale(F, self.feature_norm) if self._clip else None
+        if unsafe_to_scale_virtually(scale, self.feature_norm):
+            F, scale = _scaled_rows(F, scale), None
+        sample._features, sample._row_scale, sample.n_clipped = F, scale, 0
+        sample.y = _chunks.labels(y, self._layout)
+        sample.sample_weight = None if weights is None else np.asarray(weights, dtype=np.float64)
+        sample.n_samples = int(sample.y.shape[0])
+        sample._compute_dtype = self._compute_dtype
+        sample._pass_rows = self.n_samples
+        sample._curvature_cache = sample._margin_cache = sample._materialized = None
+        return sample
 
     def batch_loss_gradient(self, w, rows):
         raise NotImplementedError(

@@ -176,22 +176,35 @@ class DPLinearModelMixin(BaseEstimator):
 
     @staticmethod
     def _sample_weight(sample_weight, X):
-        """``sample_weight`` validated as scikit-learn does (shape, finite values, a number
-        broadcast; all zeros allowed), then checked to lie in [0, 1] (privacy: a record's weight
-        may only shrink its influence); ``None`` stays ``None`` (an unweighted fit). With
-        Dask data the weights are checked (shape, [0, 1]) block by block when the problem is
-        built, never gathered."""
+        """``sample_weight`` made total (docs/privacy.md, "Totality"): a number broadcast,
+        each weight cast to a number (a value that is not one, NaN included, becomes 0)
+        and clamped into [0, 1] (privacy: a record's weight may only shrink its
+        influence), each by itself and without a message (a refusal would tell whether
+        some weight is out of range); all zeros allowed. ``None`` stays ``None`` (an
+        unweighted fit). With Dask data the weights are checked (shape, [0, 1]) block by
+        block when the problem is built, never gathered."""
         if sample_weight is None:
             return None
         if is_dask_collection(X):
             return sample_weight
         if is_dask_collection(sample_weight):
             raise TypeError("sample_weight is a Dask collection but X is not; pass it in memory")
-        # all-zero weights are a fit on no data, which releases a noisy model like any
-        # other: refusing them would tell the person running the fit something about them
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-                                             **_ALLOW_ZERO_WEIGHTS)
-        return check_sample_weight(sample_weight, X.shape[0])
+        from ..preprocessing.cast import real_column, real_value
+
+        n = X.shape[0]
+        if hasattr(sample_weight, "to_numpy"):
+            sample_weight = sample_weight.to_numpy()
+        raw = np.asarray(sample_weight)  # an array-like's own conversion (its type, not its values)
+        if raw.dtype.kind not in "biuf":
+            raw = np.asarray(sample_weight, dtype=object)
+        if raw.ndim == 0:
+            weights = np.full(n, real_value(raw.item()))
+        else:
+            if raw.ndim != 1 or raw.shape[0] != n:
+                raise ValueError(f"sample_weight must be 1-D of length n_samples = {n}, got shape {raw.shape}")
+            weights = real_column(raw)
+        weights = np.clip(np.where(np.isnan(weights), 0.0, weights), 0.0, 1.0)
+        return check_sample_weight(weights, n)
 
     def _class_weighted(self, sample_weight, y):
         """``sample_weight`` times the declared ``class_weight`` of each row's label, scaled

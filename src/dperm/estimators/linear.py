@@ -21,6 +21,7 @@ from ..privacy.events import composed
 from ..privacy.mechanisms import charging
 from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
+from ..inference.estimators import InferenceMixin
 from ._base import DPLinearModelMixin
 
 __all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS",
@@ -89,6 +90,18 @@ _CLASSES_DOC = """
         is refused: it needs the class counts, which are private.
 """
 
+_INFERENCE_DOC = """
+    inference : None, bool or dict, default=None
+        True (or a dict of options of :func:`dperm.inference.newton_inference`): the whole
+        budget goes to the inference fit, the unregularized, unconstrained model by noisy
+        Newton steps with a released covariance (Avella-Medina, Bradshaw, Loh 2023), and
+        the fitted estimator has ``conf_int(alpha)``, ``bse_``, ``pvalues_``, ``summary()``
+        and ``inference_`` (intercept first), ``inference_spent_`` (the release used for
+        the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
+        and the privacy noise; where the released Hessian does not clear its noise they
+        are refused (infinite) with an ``InferenceWarning`` (docs/inference.md).
+"""
+
 _CLASSIFIER_ATTRIBUTES_DOC = """
     Attributes
     ----------
@@ -132,6 +145,20 @@ def resolve_classes(declared, y) -> np.ndarray:
     if not np.all(np.isin(y, classes)):
         raise ValueError("y has a label outside the declared classes; add it to classes or drop those rows")
     return classes
+
+
+def outside_classes_weigh_zero(y, classes, sample_weight, declared: bool):
+    """Totality (docs/privacy.md): a label outside the declared ``classes`` gets weight 0
+    (and, in y, the first class, whose value is then irrelevant) instead of an error that
+    would tell whether such a label exists. Each row by itself; nothing is said about it.
+    Undeclared classes (taken from y) hold every label: nothing to do."""
+    if not declared:
+        return y, sample_weight
+    inside = np.isin(y, classes)
+    if inside.all():
+        return y, sample_weight
+    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return np.where(inside, y, classes[0]), np.where(inside, weights, 0.0)
 
 
 class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
@@ -182,7 +209,8 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
         check_classification_targets(y)
-        self.classes_ = resolve_classes(self.classes, y)
+        self.classes_ = resolve_classes(self.classes, y if self.classes is None else y[:0])
+        y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, self.classes is not None)
         sample_weight = self._class_weighted(sample_weight, y)
         k = len(self.classes_)
         rng = self._rng()
@@ -258,7 +286,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-class DPLogisticRegression(_DPClassifier):
+class DPLogisticRegression(InferenceMixin, _DPClassifier):
     __doc__ = (
         """Differentially private logistic regression.
 
@@ -286,19 +314,22 @@ class DPLogisticRegression(_DPClassifier):
         classes is the logistic model). The scheme used is stored in ``multi_class_``
         (``"binary"``, ``"multinomial"`` or ``"ovr"``), a function of public inputs only.
 """
+        + _INFERENCE_DOC
         + _CLASSIFIER_ATTRIBUTES_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPClassifier._parameter_constraints, "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0, fit_intercept=True,
                  intercept_scaling=1.0, constraint=None, solver_params=None, random_state=None, classes=None,
-                 accountant=None, multi_class="auto", class_weight=None):
+                 accountant=None, multi_class="auto", class_weight=None, inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, fit_intercept, intercept_scaling, constraint,
                          solver_params, random_state, classes, accountant, class_weight)
         self.multi_class = multi_class
+        self.inference = inference
 
     def _loss(self):
         return Logistic()
@@ -492,7 +523,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         return self._decision(X)
 
 
-class DPHuberRegressor(_DPRegressor):
+class DPHuberRegressor(InferenceMixin, _DPRegressor):
     __doc__ = (
         """Differentially private robust linear regression with the Huber loss.
 
@@ -512,18 +543,22 @@ class DPHuberRegressor(_DPRegressor):
         The Huber threshold k (in the model's units).
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPRegressor._parameter_constraints, "threshold": [Interval(Real, 0, None, closed="neither")],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, threshold=1.0, accountant=None, y_bounds=None):
+                 solver_params=None, random_state=None, threshold=1.0, accountant=None, y_bounds=None,
+                 inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
                          intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.threshold = threshold
+        self.inference = inference
 
     def _loss(self):
         return Huber(float(self.threshold))
@@ -533,7 +568,7 @@ class DPHuberRegressor(_DPRegressor):
 SUFFICIENT_STATISTICS_SOLVERS = ("adassp", "sufficient_statistics")
 
 
-class DPLinearRegression(_DPRegressor):
+class DPLinearRegression(InferenceMixin, _DPRegressor):
     __doc__ = (
         """Differentially private least squares.
 
@@ -561,18 +596,25 @@ class DPLinearRegression(_DPRegressor):
         Radius of the L2-ball constraint of the solvers that need one.
     """
         + _Y_BOUNDS_DOC
+        + _INFERENCE_DOC
     )
 
     _parameter_constraints: dict = {
         **_DPRegressor._parameter_constraints, "radius": [Interval(Real, 0, None, closed="neither")],
+        "inference": ["boolean", dict, None],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, solver="auto", alpha="auto", data_norm=1.0,
                  label_bound=1.0, fit_intercept=True, intercept_scaling=1.0, constraint=None,
-                 solver_params=None, random_state=None, radius=1.0, accountant=None, y_bounds=None):
+                 solver_params=None, random_state=None, radius=1.0, accountant=None, y_bounds=None,
+                 inference=None):
         super().__init__(epsilon, delta, solver, alpha, data_norm, label_bound, fit_intercept,
                          intercept_scaling, constraint, solver_params, random_state, accountant, y_bounds)
         self.radius = radius
+        self.inference = inference
+
+    def _inference_loss(self):
+        return Squared()  # the intervals are for least squares' coefficients (statsmodels' OLS)
 
     def _loss(self):
         if self.solver == "auto":  # the study's default: the squared loss, linear beyond the label bound

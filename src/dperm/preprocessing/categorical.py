@@ -52,10 +52,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..privacy import events as ev
 from ..privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
+from .cast import MISSING, canonical_label, label_column
 
 __all__ = ["PrivateOneHotEncoder", "MISSING", "histogram_threshold", "noise_scale"]
 
-MISSING = "<missing>"  # the category of a missing value (None, NaN)
 
 
 def noise_scale(epsilon: float) -> int:
@@ -93,8 +93,9 @@ def _has_duplicates(values) -> bool:
 
 
 def _column_values(column) -> np.ndarray:
-    values = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column.astype(object)
-    return values.where(~pd.isna(values), MISSING).to_numpy(dtype=object)
+    """The column's canonical labels (cast.py): one label per class of equal values,
+    missing (and unhashable) values as ``MISSING``; never raises."""
+    return label_column(column)
 
 
 def _category_counts(column, dask: bool) -> pd.Series:
@@ -108,21 +109,19 @@ def _category_counts(column, dask: bool) -> pd.Series:
 
 
 def _canonical(value):
-    """One label per class of equal numbers, whatever representation the data held: the
-    counts merge values equal in Python (1, 1.0, True, numpy's 1; 0.0 and -0.0) into one
-    key named after the first row holding one of them, which is data. An integral number
-    becomes an int, another float a float; other values are kept (equal values of other
-    types are not merged by a canonical form: their label stays the first row's)."""
-    if isinstance(value, (bool, np.bool_, numbers.Integral)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return int(value) if value.is_integer() else value
-    return value
+    """One label per class of equal values, whatever representation the data held
+    (:func:`dperm.preprocessing.cast.canonical_label`): the counts merge values equal in
+    Python into one key named after the first row holding one of them, which is data."""
+    return canonical_label(value)
 
 
 def _sort_key(value):
-    return (type(value).__name__, str(value)) if not isinstance(value, numbers.Real) else ("", float(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            return ("", float(value))
+        except OverflowError:  # an integer beyond the floats (10**400): beyond every float
+            return ("", math.inf if value > 0 else -math.inf)
+    return (type(value).__name__, str(value))
 
 
 def _order_key(value):
@@ -230,7 +229,7 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
             if all(isinstance(c, str) for c in X.columns):
                 self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         else:  # scikit-learn's checks (shape, sparse, complex): before any charge
-            frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite="allow-nan"))
+            frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite=False))
             n, p = frame.shape
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
@@ -282,11 +281,15 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
         check_is_fitted(self, "categories_")
         if _is_dask(X):
             return transform_partitions(self, X)
-        frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False))
+        frame = pd.DataFrame(validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False))
+        return self._one_hot(frame)
+
+    def _one_hot(self, frame: pd.DataFrame) -> np.ndarray:
+        """The one-hot block of a frame holding this encoder's columns in order."""
         blocks = []
         for j, cats in enumerate(self.categories_):
             values = _column_values(frame.iloc[:, j])
-            index = {c: i for i, c in enumerate(cats)}
+            index = {canonical_label(c): i for i, c in enumerate(cats)}  # declared values matched by value
             codes = np.fromiter((index.get(v, -1) for v in values), dtype=np.int64, count=len(values))
             block = np.zeros((len(values), len(cats)))
             hit = codes >= 0

@@ -15,11 +15,15 @@ from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
 from .._validation import check_bounds_pair
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
-from .quantiles import log_grid, quantile_event, rank_counts, round_grid, select_quantile, spread_counts
+from .quantiles import (excess_counts, log_grid, quantile_event, range_level, rank_counts, rank_error, round_grid,
+                        select_quantile, spread_counts, widening, off_centre_counts, LEVEL_SWITCH)
 
-__all__ = ["PrivateScaler"]
+__all__ = ["PrivateScaler", "METHODS", "private_range"]
+
+METHODS = ("auto", "range", "median")
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
+REACH_PRIOR = 1.0  # log-weight lost per grid step (26%) of a range's reach: a decade costs e^-10
 
 
 class _InMemoryColumns:
@@ -37,15 +41,21 @@ class _InMemoryColumns:
             self._sorted = (j, column[: np.searchsorted(column, np.nan, side="left")])
         return self._sorted[1]
 
-    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
-        column = self._column(j)
-        return rank_counts(column, candidates) if centre is None else spread_counts(column, centre, candidates)
+    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None, side: int = 0):
+        return _counts(self._column(j), candidates, centre, side)
 
 
-def _partition_counts(part, candidates, centre):
+def _counts(values, candidates, centre, side=0):
+    if centre is None:
+        return rank_counts(values, candidates)
+    return off_centre_counts(values, centre, candidates) if side == 0 else excess_counts(values, centre, candidates,
+                                                                                         side)
+
+
+def _partition_counts(part, candidates, centre, side=0):
     values = part.to_numpy(dtype=np.float64, na_value=np.nan)
     values = np.sort(values[~np.isnan(values)])
-    return rank_counts(values, candidates) if centre is None else spread_counts(values, centre, candidates)
+    return _counts(values, candidates, centre, side)
 
 
 class _DaskColumns:
@@ -56,11 +66,11 @@ class _DaskColumns:
     def __init__(self, frame):
         self.frame = frame
 
-    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None):
+    def counts(self, j: int, candidates: np.ndarray, centre: float | None = None, side: int = 0):
         import dask
 
         parts = self.frame.iloc[:, j].to_delayed()
-        results = dask.compute(*[dask.delayed(_partition_counts)(p, candidates, centre) for p in parts])
+        results = dask.compute(*[dask.delayed(_partition_counts)(p, candidates, centre, side) for p in parts])
         below = sum(r[0] for r in results)
         at_or_below = sum(r[1] for r in results)
         return below, at_or_below, sum(r[2] for r in results)
@@ -69,29 +79,95 @@ class _DaskColumns:
 _check_pair = check_bounds_pair
 
 
+def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, epsilon: float,
+                  rng, n: int | None = None) -> tuple[float, float, float]:
+    """The three draws of a column's private range (Smith 2011's quantile mechanism):
+
+    1. its centre, the private median over ``grid`` (the most robust draw: a candidate
+       beyond the data is n/2 rows from the best);
+    2. its upper reach, the private ``1 - level`` quantile of ``(x - centre)_+`` over
+       ``radii`` (0 and positive values), and
+    3. its lower reach, the same of ``(centre - x)_+``
+       (:func:`~dperm.preprocessing.quantiles.excess_counts`).
+
+    The range ``[centre - lower reach, centre + upper reach]`` is asymmetric (a skewed
+    column gets a skewed range), its ends are the ``level`` and ``1 - level`` quantiles of
+    a column whose centre is its median, and a column that is mostly one value (zeros)
+    gets an upper reach among the other rows: it never collapses on ties. The reaches are
+    on a grid relative to the centre, so a column of values 227-278 gets a range of its
+    own width whatever its distance from 0.
+
+    ``counts(candidates, centre, side)`` returns the rank counts of the column (centre
+    None) or of its one-sided distances. ``n`` (public) caps the reaches' base measure
+    (:data:`REACH_PRIOR` per grid step at most) so that its span stays below half the
+    exponent gap ``epsilon (1/2 - level) n / 2`` of the shortest reach. Each draw is ``epsilon``-DP (sensitivity 1);
+    the later ones read the centre's release only (adaptive composition).
+    Returns ``(centre, lower reach, upper reach)``.
+    """
+    centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng)
+    # a public base measure decaying per grid step: among reaches that cover the same rows
+    # (the grid is coarser than the column's top rows), the shortest. Its whole span is kept
+    # below half the exponent gap of the shortest reach, 0 (about (1/2 - q) n rows short:
+    # epsilon (1/2 - q) n / 2), so it breaks ties above the data and does not pull the
+    # draw below it (public inputs: epsilon, level, n, the grid)
+    step = REACH_PRIOR if n is None else min(REACH_PRIOR, 0.25 * epsilon * (0.5 - level) * n / radii.size)
+    prior = -step * np.arange(radii.size)
+    upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng, prior)
+    lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng, prior)
+    return centre, lower, upper
+
+
+def range_bounds(centre: float, lower: float, upper: float, level: float, floor: float) -> tuple[float, float]:
+    """``(centre - lower * f, centre + upper * f)`` with f = :func:`~dperm.preprocessing.
+    quantiles.widening` ``(level)`` (the level-quantile reaches widened to about 1% and 99%
+    of a normal column), never across 0 from a non-negative centre whose lower reach does
+    not cross it (a column the private draws show positive stays positive), and at least
+    ``floor`` wide (both reaches 0: every row at the centre). Post-processing of released
+    values."""
+    factor = widening(level)
+    low, high = centre - lower * factor, centre + upper * factor
+    if centre >= 0.0 and centre - lower >= 0.0:
+        low = max(low, 0.0)
+    if centre <= 0.0 and centre + upper <= 0.0:
+        high = min(high, 0.0)
+    if not high - low >= floor:
+        low, high = centre - floor, centre + floor
+    return low, high
+
+
 class PrivateScaler(PrivateTransformerMixin):
-    """Scale numeric columns into [-1, 1] around a declared or private centre and spread.
+    """Scale numeric columns into [-1, 1] with declared or private ranges.
 
     Each column is mapped by ``clip((x - centre) / spread, -1, 1)``. Declared bounds
     ``(low, high)`` cost nothing (centre their middle, spread their half-width). A column
-    without declared bounds gets, by the exponential mechanism over declared candidate
-    grids (Smith 2011; :mod:`dperm.preprocessing.quantiles`):
+    without declared bounds gets, by the exponential mechanism over a declared candidate
+    grid (Smith 2011; :mod:`dperm.preprocessing.quantiles`; default
+    :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
+    needs to be known):
 
-    1. its private median over ``candidates`` (default
-       :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
-       needs to be known); with ``refine``, again over the round values (multiples of a
-       power of ten, at most 64, :func:`~dperm.preprocessing.quantiles.round_grid`)
-       between the first draw's neighbouring grid points, so that a column of integers
-       gets an integer median;
-    2. its spread: ``spread_multiple`` times the private ``spread_quantile`` of
-       ``|x - centre|`` over the positive part of the grid (by default 3 median absolute
-       deviations, about 2 standard deviations of a normal column).
+    the centre and spread (``method="auto"`` with ``range_switch=0``, the default; or
+    ``method="median"``): the private median, refined on a round grid with ``refine``
+    under ``method="median"`` only, and ``spread_multiple`` times the private
+    ``spread_quantile`` of ``|x - centre|`` over the rows *off* the centre
+    (:func:`~dperm.preprocessing.quantiles.off_centre_counts`: a column that is mostly
+    zeros keeps the spread of its other rows, it never collapses on ties): two draws a
+    column (three with ``refine``); or
 
-    Both are far from the data's edges in rank (n/2 rows each), which is what makes the exponential mechanism accurate over a wide grid; the
-    extreme quantiles (a min-max range) are not: the many candidates beyond the data all
-    score within ``q n`` of the best and take the draw at small epsilon (measured in
-    docs/your-data.md). A column that is mostly one value (capital gains: 92% zeros) gets
-    the smallest spread and becomes a signed indicator of "not the usual value".
+    the asymmetric range (``method="range"``, or ``"auto"`` when the rows allow ends at
+    the ``range_switch`` level or beyond), three draws a column (:func:`private_range`):
+    the median, then the upper and lower reaches, the private ``1 - q`` quantiles of
+    ``(x - centre)_+`` and ``(centre - x)_+``, at a level q chosen from public inputs (n
+    and the draw's epsilon, :func:`~dperm.preprocessing.quantiles.range_level`: 1% when
+    the budget allows, up to 25%). A skewed column gets a skewed range, widened to about
+    1% / 99% of a normal column when q is larger (:func:`~dperm.preprocessing.
+    quantiles.widening`), never below 0 from a non-negative centre and lower end
+    (:func:`range_bounds`).
+
+    Central quantiles are far from the data's edges in rank, which is what makes the
+    exponential mechanism accurate over a wide grid; extreme quantiles at a small budget
+    are not (the many candidates beyond the data score within ``q n`` of the best and
+    take the draw): hence the level from the utility bound, and the centre and spread
+    (margins of n/2 rows) below it.
 
     Missing values (NaN) map to 0 (the centre); with ``missing_indicator`` a 0/1 column
     per input column marks them (appended after the scaled columns).
@@ -100,13 +176,25 @@ class PrivateScaler(PrivateTransformerMixin):
     ----------
     bounds : None, (low, high), or a sequence of (low, high) or None per column
         Declared public bounds (free); None: estimated privately.
+    method : {"auto", "range", "median"}, default="auto"
+        The private estimate of an undeclared column (above). "auto": "range" when its
+        ends can be drawn at the ``range_switch`` quantile level or beyond
+        (:func:`~dperm.preprocessing.quantiles.range_level`, public inputs), else
+        "median" without ``refine`` (two draws whose margins are n/2 rows).
+    range_switch : float in [0, 0.5), default=0.0
+        (``method="auto"``.) 0: always the centre and spread (measured better for a
+        linear model's features on ADULT, BANK and CreditCard, docs/results.md); a
+        regression target's range uses :data:`~dperm.preprocessing.quantiles.LEVEL_SWITCH`
+        (0.1): skew-aware where the rows allow.
     spread_quantile : float, default=0.5
+        (``method="median"``.)
     spread_multiple : float, default=3.0
     candidates : array-like or None
         The declared grid of the median (strictly increasing); None: ``log_grid()``.
         The spread's grid is its positive part.
     refine : bool, default=True
-        Refine the median on a linear grid (three draws per column instead of two).
+        (``method="median"``.) Refine the median on a linear grid (three draws per
+        column instead of two).
     missing_indicator : bool, default=False
     epsilon : float, default=1.0
         The whole transformer's budget, shared equally by its draws. Unused when
@@ -126,6 +214,8 @@ class PrivateScaler(PrivateTransformerMixin):
     ----------
     centre_, spread_ : ndarray of shape (n_features,)
         Declared values and private draws only.
+    method_ : str, the method used ("range" or "median"; public inputs only).
+    level_ : float or None, the range's quantile level q (public inputs only).
     bounds_ : ndarray of shape (n_features, 2), ``centre_ -+ spread_``.
     row_norm_bound_ : float
         Public bound on the L2 norm of an output row, ``sqrt(n_features + n_indicators)``.
@@ -145,9 +235,12 @@ class PrivateScaler(PrivateTransformerMixin):
     STOC 2011. McSherry, F., Talwar, K. Mechanism design via differential privacy. FOCS 2007.
     """
 
-    def __init__(self, bounds=None, *, spread_quantile=0.5, spread_multiple=3.0, candidates=None, refine=True,
-                 missing_indicator=False, epsilon=1.0, delta=0.0, accountant=None, random_state=None):
+    def __init__(self, bounds=None, *, method="auto", range_switch=0.0, spread_quantile=0.5, spread_multiple=3.0,
+                 candidates=None, refine=True, missing_indicator=False, epsilon=1.0, delta=0.0, accountant=None,
+                 random_state=None):
         self.bounds = bounds
+        self.method = method
+        self.range_switch = range_switch
         self.spread_quantile = spread_quantile
         self.spread_multiple = spread_multiple
         self.candidates = candidates
@@ -157,6 +250,8 @@ class PrivateScaler(PrivateTransformerMixin):
         self.delta = delta
         self.accountant = accountant
         self.random_state = random_state
+
+    _shorter_spreads = False  # set by dperm.preprocessing.target for a regression target
 
     # ---------------------------------------------------------------- public planning
     def _declared_bounds(self, p: int) -> list:
@@ -178,17 +273,34 @@ class PrivateScaler(PrivateTransformerMixin):
             raise ValueError("candidates must hold at least two positive values (the spread's grid)")
         return grid, radii
 
-    def _event(self, declared, grid, radii):
-        per_column = 3 if self.refine else 2
+    def _plan(self, n: int, declared, grid, radii):
+        """The method, its event and the draws' epsilon, from public inputs only:
+        ``method="auto"`` takes the asymmetric range when its ends can be drawn at the
+        ``range_switch`` quantile level or beyond (:func:`~dperm.preprocessing.quantiles.
+        range_level`: enough rows for the draw's budget), else the centre and spread in
+        two draws (their margins are n/2 rows: the robust choice at small budgets)."""
+        method, refine = self.method, bool(self.refine)
+        if method == "auto":
+            event, eps = self._event(declared, grid, radii, "range", refine)
+            if eps > 0 and range_level(n, eps, radii.size + 1) <= float(self.range_switch):
+                return "range", False, event, eps
+            method, refine = "median", False
+        return (method, refine) + self._event(declared, grid, radii, method, refine)
+
+    def _event(self, declared, grid, radii, method, refine):
+        per_column = 3 if (method == "range" or refine) else 2
         draws = per_column * sum(d is None for d in declared)
         if draws == 0:
             return ev.NoOpDpEvent(), 0.0
         def make_event(eps):
             parts = []
             for pair in declared:
-                if pair is None:
+                if pair is None and method == "range":
+                    parts.extend([quantile_event(eps, grid), quantile_event(eps, radii.size + 1),
+                                  quantile_event(eps, radii.size + 1)])
+                elif pair is None:
                     parts.append(quantile_event(eps, grid))
-                    if self.refine:
+                    if refine:
                         parts.append(quantile_event(eps, REFINE_POINTS))
                     parts.append(quantile_event(eps, radii))
             return ev.composed(parts)
@@ -207,6 +319,11 @@ class PrivateScaler(PrivateTransformerMixin):
     def fit(self, X, y=None):
         """Estimate (or take) centre and spread; charges its event before reading X."""
         self._check_budget()
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        switch = self.range_switch
+        if isinstance(switch, bool) or not isinstance(switch, numbers.Real) or not 0.0 <= switch < 0.5:
+            raise ValueError(f"range_switch must be a number in [0, 0.5), got {switch!r}")
         q = self.spread_quantile
         if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 < q < 1.0:
             raise ValueError(f"spread_quantile must be in (0, 1), got {q!r}")
@@ -231,40 +348,58 @@ class PrivateScaler(PrivateTransformerMixin):
             raise ValueError("X must have at least one row and one column")
         declared = self._declared_bounds(p)
         grid, radii = self._grids()
-        event, eps = self._event(declared, grid, radii)
-        self._warn_if_noisy(n, eps, grid.size)
+        method, refine, event, eps = self._plan(n, declared, grid, radii)
+        self.method_ = method  # public: n, epsilon, the grids, the declared columns
+        self._warn_if_noisy(n, eps, grid.size, method)
         self._charge(event, float(self.delta))
         rng = self._rng()
         centre, spread = np.empty(p), np.empty(p)
+        location = np.full(p, np.nan)  # the private medians (released values), for a target's map
+        level = range_level(n, eps, radii.size + 1) if eps > 0 else None
+        reaches = np.concatenate([[0.0], radii])
+        self.level_ = level  # public: n, the draws' epsilon, the grid's size
         for j in range(p):
             if declared[j] is not None:
                 low, high = declared[j]
                 centre[j], spread[j] = 0.5 * (low + high), 0.5 * (high - low)
                 continue
+            if method == "range":
+                # an all-missing column still takes its draws (flat scores): the count is public
+                drawn = private_range(lambda cands, c, side, j=j: columns.counts(j, cands, centre=c, side=side),
+                                      grid, reaches, level, eps, rng, n)
+                low, high = range_bounds(*drawn, level, floor=float(radii[0]))
+                centre[j], spread[j], location[j] = 0.5 * (low + high), 0.5 * (high - low), drawn[0]
+                continue
             # an all-missing column still takes its draws (flat scores): the count is public
             c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng)
-            if self.refine:
+            if refine:
                 i = int(np.searchsorted(grid, c))
                 fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
                 c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
-            centre[j] = c
+            centre[j] = location[j] = c
+            # the spread among the rows off the centre (off_centre_counts): no collapse on ties
+            prior = None
+            if self._shorter_spreads:  # a public base measure favouring shorter spreads (targets)
+                prior = -min(REACH_PRIOR, 0.125 * eps * n / radii.size) * np.arange(radii.size)
             spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),
-                                                                      radii, eps, rng)
+                                                                      radii, eps, rng, prior)
         self.centre_, self.spread_ = centre, spread
+        self._location = location
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
         self.n_features_in_ = p  # (validate_data set it for in-memory input; a Dask frame's columns)
         self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))
         return self
 
     @staticmethod
-    def _warn_if_noisy(n: int, eps: float, grid_size: int) -> None:
+    def _warn_if_noisy(n: int, eps: float, grid_size: int, method: str = "range") -> None:
         """Public inputs only. The exponential mechanism's utility theorem (McSherry and
         Talwar 2007): with probability >= 0.9 a draw is within ``2 (ln m + ln 10) / eps``
-        rows of rank of the best candidate. Warn when that is more than a quarter of the
-        rows: the centre may then fall outside the middle half of the column."""
+        rows of rank of the best candidate (:func:`~dperm.preprocessing.quantiles.
+        rank_error`). Warn when that is more than a quarter of the rows: a range end drawn
+        at the quartile (or the median) may then fall outside the data."""
         if eps <= 0:
             return
-        error = 2.0 * (math.log(grid_size) + math.log(10.0)) / eps
+        error = rank_error(eps, grid_size)
         if error > n / 4.0:
             import warnings
 
@@ -293,8 +428,11 @@ class PrivateScaler(PrivateTransformerMixin):
     def _scale_into(self, X: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``clip((X - centre) / spread, -1, 1)`` written into ``out`` (missing -> 0, the
         centre); returns the missing-value mask. ``X`` is a validated float matrix."""
-        np.subtract(X, self.centre_, out=out)  # NaN stays NaN until it maps to 0
-        out /= self.spread_
+        # a huge finite value (1e308) may overflow to +-inf before the clip maps it to the
+        # bound: silenced, since a warning shown for one table only would tell a row apart
+        with np.errstate(over="ignore"):
+            np.subtract(X, self.centre_, out=out)  # NaN stays NaN until it maps to 0
+            out /= self.spread_
         np.clip(out, -1.0, 1.0, out=out)
         missing = np.isnan(out)
         out[missing] = 0.0

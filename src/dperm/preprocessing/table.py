@@ -12,8 +12,11 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..privacy import events as ev
 from ..privacy.accountant import flatten
 from ._base import PrivateTransformerMixin, spent_of
+from .cast import MISSING, canonical_label, label_column, match_declared, real_column, real_value
 from .categorical import PrivateOneHotEncoder
 from .numeric import PrivateScaler
+from .schema import (ROLE_CAP, check_schema, dtype_role, release_roles, role_epsilon, role_event, role_scale,
+                     statistics_of)
 
 __all__ = ["PrivatePreprocessor", "ROW_NORMS"]
 
@@ -86,7 +89,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     event_, privacy_spent_ : the composed event of the blocks and its guarantee.
     """
 
-    def __init__(self, *, numeric=None, categorical=None, bounds=None, categories=None, candidates=None,
+    def __init__(self, *, numeric=None, categorical=None, bounds=None, categories=None, candidates=None, drop=None,
+                 schema="private",
                  spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, categorical_weight=1.0,
                  row_norm="normalize",
                  epsilon=1.0, delta=0.0, accountant=None, random_state=None):
@@ -95,6 +99,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.bounds = bounds
         self.categories = categories
         self.candidates = candidates
+        self.drop = drop
+        self.schema = schema
         self.spread_quantile = spread_quantile
         self.spread_multiple = spread_multiple
         self.refine = refine
@@ -117,6 +123,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     # ------------------------------------------------------------------- the schema
     @staticmethod
     def _frame(X) -> pd.DataFrame:
+        """A DataFrame (or Dask DataFrame) of X's columns, without reading a value: a
+        NumPy array or a list of rows becomes a DataFrame of objects (a value of any type
+        is mapped later, by the column's cast)."""
         if isinstance(X, pd.DataFrame):
             return X
         from ..distributed import is_dask_collection
@@ -126,44 +135,121 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 raise TypeError("PrivatePreprocessor takes a Dask DataFrame (not a Dask array: its columns have no "
                                 "types); or a pandas DataFrame or a NumPy array")
             return X  # its statistics are counted chunk by chunk by the blocks
-        array = check_array(X, dtype=None, ensure_all_finite="allow-nan", ensure_min_samples=1)
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise TypeError("PrivatePreprocessor takes a pandas DataFrame or a dense array, not a sparse matrix")
+        array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+        if array.dtype.kind == "c":  # the array's type (public), not a value
+            raise ValueError("Complex data not supported: PrivatePreprocessor takes real numbers and categories")
+        if array.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows, columns), got {array.ndim} dimension(s)"
+                             + (" (reshape a single column with X.reshape(-1, 1))" if array.ndim == 1 else ""))
+        if array.shape[0] < 1:
+            raise ValueError("X has 0 rows; at least 1 is required")
         return pd.DataFrame(array)
 
     def _is_numeric_array(self, X) -> bool:
-        """A NumPy array of numbers with no declared roles: all numeric, kept an array (no
-        DataFrame copy of a large matrix)."""
-        return (isinstance(X, np.ndarray) and X.dtype.kind in "fiub" and self.numeric is None
-                and self.categorical is None)
+        """A NumPy array of numbers with no declared categorical column: all numeric by its
+        type (no value of it can be text), kept an array (no DataFrame copy)."""
+        return (isinstance(X, np.ndarray) and X.dtype.kind in "fiub" and not self.categorical
+                and not self.categories and not self.candidates and not self.drop)
 
     @staticmethod
     def _check_numeric_array(X) -> np.ndarray:
-        return check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", ensure_min_samples=1)
+        """The array as float64; infinite values become missing (NaN), as the numeric cast
+        maps them: no value can make the fit fail."""
+        X = check_array(X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1)
+        with np.errstate(invalid="ignore"):
+            if not np.isfinite(np.sum(X)) and np.isinf(X).any():
+                X = np.where(np.isinf(X), np.nan, X)
+        return X
+
+    def _declared_roles(self, columns: list):
+        """(numeric, categorical, dropped) from the declarations alone (public): numeric
+        from ``numeric`` and ``bounds``, categorical from ``categorical``, ``categories``
+        and ``candidates``, dropped from ``drop``. Errors say what to write."""
+        def names(value, what):
+            if value is None:
+                return []
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                raise ValueError(f"{what} must be a list of column names, e.g. {what}=[{value!r}]")
+            return list(dict.fromkeys(value))
+
+        numeric = names(self.numeric, "numeric")
+        numeric += [c for c in (self.bounds or {}) if c not in numeric]
+        categorical = names(self.categorical, "categorical")
+        for mapping in (self.categories, self.candidates):
+            categorical += [c for c in (mapping or {}) if c not in categorical]
+        dropped = names(self.drop, "drop")
+        known = set(columns)
+        unknown = [c for c in numeric + categorical + dropped if c not in known]
+        if unknown:
+            raise ValueError(f"columns not in X: {unknown} (X's columns are {list(columns)[:20]})")
+        both = [c for c in numeric if c in categorical]
+        if both:
+            raise ValueError(f"columns {both} are declared both numeric (numeric= or bounds=) and categorical "
+                             "(categorical=, categories= or candidates=); declare each column once")
+        kept = [c for c in dropped if c in numeric or c in categorical]
+        if kept:
+            raise ValueError(f"columns {kept} are declared dropped and given a role; remove them from drop= or "
+                             "from the other declarations")
+        both = [c for c in (self.categories or {}) if c in (self.candidates or {})]
+        if both:
+            raise ValueError(f"columns {both} have both categories= and candidates=; give one of them")
+        return numeric, categorical, dropped
+
+    def _check_against_dtypes(self, frame, numeric, categorical) -> None:
+        """With ``schema="dtypes"`` the dtypes are public: a declaration that contradicts
+        them is refused before any charge, saying what to write."""
+        for c in numeric:
+            dtype = frame[c].dtype
+            if dtype_role(dtype) != "numeric":
+                raise ValueError(
+                    f"column {c!r} is declared numeric (numeric= or bounds=) but its dtype is {dtype}, which "
+                    f"schema='dtypes' makes categorical; convert it first (X[{c!r}] = pd.to_numeric(X[{c!r}], "
+                    "errors='coerce')), declare it categorical instead, or use schema='private'")
+        for c in categorical:
+            dtype = frame[c].dtype
+            values = (self.categories or {}).get(c) or (self.candidates or {}).get(c) or []
+            if pd.api.types.is_bool_dtype(dtype):
+                bad = [v for v in values if canonical_label(v) not in ("True", "False")]
+                if bad:
+                    raise ValueError(f"column {c!r} is boolean (dtype {dtype}): write its categories as "
+                                     "[True, False] (or 'True', 'False')")
+            elif dtype_role(dtype) == "numeric" and not pd.api.types.is_datetime64_any_dtype(dtype):
+                bad = [v for v in values if not isinstance(canonical_label(v), (int, float))
+                       and np.isnan(real_value(v))]
+                if bad:
+                    raise ValueError(f"column {c!r} holds numbers (dtype {dtype}): write its categories as numbers, "
+                                     f"e.g. categories={{{c!r}: [1, 2, 3]}}")
 
     def _roles(self, frame):
+        """(numeric, categorical) where they are public (declared, or by dtype with
+        ``schema="dtypes"``); undeclared columns under ``schema="private"`` are in
+        neither list (their roles are released by the fit)."""
         if isinstance(frame, np.ndarray):
             if self.bounds and any(not isinstance(c, (int, np.integer)) or not 0 <= c < frame.shape[1]
                                    for c in self.bounds):
                 raise ValueError("bounds of a NumPy array are keyed by column index")
             return list(range(frame.shape[1])), []
         columns = list(frame.columns)
-        if self.numeric is None and self.categorical is None:
-            numeric = [c for c in columns if _is_numeric(frame[c].dtype)]
-            categorical = [c for c in columns if c not in numeric]
-        else:
-            numeric = list(self.numeric or [])
-            categorical = list(self.categorical or [])
-            unknown = [c for c in numeric + categorical if c not in columns]
-            if unknown:
-                raise ValueError(f"columns not in X: {unknown}")
-            if set(numeric) & set(categorical):
-                raise ValueError("a column cannot be both numeric and categorical")
-        for mapping, name, role in ((self.bounds, "bounds", numeric), (self.categories, "categories", categorical),
-                                    (self.candidates, "candidates", categorical)):
-            extra = [c for c in (mapping or {}) if c not in role]
-            if extra:
-                raise ValueError(f"{name} names columns that are not {('numeric' if name == 'bounds' else 'categorical')}"
-                                 f" columns of X: {extra}")
-        return numeric, categorical
+        numeric, categorical, dropped = self._declared_roles(columns)
+        undeclared = [c for c in columns if c not in numeric and c not in categorical and c not in dropped]
+        if check_schema(self.schema) == "dtypes":
+            self._check_against_dtypes(frame, numeric, categorical)
+            numeric = numeric + [c for c in undeclared if dtype_role(frame[c].dtype) == "numeric"]
+            categorical = categorical + [c for c in undeclared if dtype_role(frame[c].dtype) == "categorical"]
+        elif getattr(self, "_typed_numeric", False):
+            numeric = numeric + undeclared  # a NumPy array of numbers: numeric by its type
+        order = {c: i for i, c in enumerate(columns)}
+        return sorted(numeric, key=order.get), sorted(categorical, key=order.get)
+
+    def _undeclared(self, frame) -> list:
+        """The columns whose role the fit releases privately (schema="private")."""
+        if isinstance(frame, np.ndarray):
+            return []
+        numeric, categorical = self._roles(frame)
+        dropped = self._declared_roles(list(frame.columns))[2]
+        return [c for c in frame.columns if c not in numeric and c not in categorical and c not in dropped]
 
     def _indicator(self, frame: pd.DataFrame, numeric) -> bool | list:
         if self.missing_indicator == "auto":
@@ -172,24 +258,81 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             return [True] * len(numeric)  # not by dtype: that can rest on one row (read_csv)
         return bool(self.missing_indicator)
 
+    def _declared_categories(self):
+        """Declared categories and candidates as canonical labels (cast.py), each value
+        once (two values equal as labels, 1 and 1.0, are refused before any charge)."""
+        out = []
+        for name, mapping in (("categories", self.categories), ("candidates", self.candidates)):
+            canonical = {}
+            for c, values in (mapping or {}).items():
+                if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+                    raise ValueError(f"the {name} of column {c!r} must be a list, e.g. {name}={{{c!r}: ['a', 'b']}}")
+                labels = [canonical_label(v) for v in values]
+                if not labels or any(label == MISSING for label in labels) and len(labels) == 1:
+                    raise ValueError(f"the {name} of column {c!r} must be a non-empty list of values")
+                if len(set(labels)) != len(labels):
+                    raise ValueError(f"the {name} of column {c!r} list a value twice (or two equal values, e.g. 1 "
+                                     "and 1.0, or True and 'True'); list each value once")
+                canonical[c] = labels
+            out.append(canonical)
+        return out
+
+    # ------------------------------------------------------------------- the casts
+    def _cast(self, frame, numeric, categorical, declared):
+        """(numeric block, categorical block): each value mapped into its column's domain
+        by itself (cast.py): numbers as float64 (anything else missing), categories as
+        canonical labels matched onto the declared ones. Never raises on a value."""
+        from ..distributed import is_dask_collection
+
+        if is_dask_collection(frame):
+            num = cat = None
+            if numeric:
+                meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in numeric})
+                num = frame[numeric].map_partitions(
+                    lambda part: pd.DataFrame({c: real_column(part[c]) for c in numeric}, index=part.index),
+                    meta=meta)
+            if categorical:
+                meta = pd.DataFrame({c: pd.Series(dtype=object) for c in categorical})
+                cat = frame[categorical].map_partitions(
+                    lambda part: self._label_frame(part, categorical, declared), meta=meta)
+            return num, cat
+        num = pd.DataFrame({c: real_column(frame[c]) for c in numeric}, index=frame.index) if numeric else None
+        cat = self._label_frame(frame, categorical, declared) if categorical else None
+        return num, cat
+
+    @staticmethod
+    def _label_frame(frame, categorical, declared) -> pd.DataFrame:
+        columns = {}
+        for c in categorical:
+            labels = label_column(frame[c])
+            if declared.get(c) is not None:
+                labels = match_declared(labels, declared[c])
+            columns[c] = labels
+        return pd.DataFrame(columns, index=frame.index, dtype=object)
+
     # ----------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        """Fit both blocks, each charging its event before it reads its columns."""
+        """Release the undeclared columns' roles (schema="private"), then fit both blocks,
+        each charging its event before it reads its columns."""
         self._check_budget()
         if self.row_norm not in ROW_NORMS:
             raise ValueError(f"row_norm must be one of {ROW_NORMS}, got {self.row_norm!r}")
+        check_schema(self.schema)
         from ..distributed import is_dask_collection
 
         self._was_frame = isinstance(X, pd.DataFrame) or is_dask_collection(X)
-        self._numeric_array = self._is_numeric_array(X)
+        self._numeric_array = self._is_numeric_array(X) and self.numeric is None
+        self._typed_numeric = isinstance(X, np.ndarray) and X.dtype.kind in "fiub"
         frame = X = self._check_numeric_array(X) if self._numeric_array else self._frame(X)
         numeric, categorical = self._roles(frame)
-        if not numeric and not categorical:
+        undeclared = self._undeclared(frame)
+        if not numeric and not categorical and not undeclared:
             raise ValueError("X has 0 feature(s) (shape=(n, 0)) while a minimum of 1 is required: no column to "
                              "preprocess")
-        bounds, cats, cands = self.bounds or {}, self.categories or {}, self.candidates or {}
-        private_numeric = sum(c not in bounds for c in numeric)
-        private_categorical = sum(c not in cats for c in categorical)
+        bounds = self.bounds or {}
+        cats, cands = self._declared_categories()
+        if self._was_frame and not isinstance(frame, np.ndarray):
+            self._check_bounds_keys(bounds, numeric)
         weight = self.categorical_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)) or not (
                 math.isfinite(weight) and weight > 0):
@@ -197,65 +340,145 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             # (units below its column count) and failed in the encoder after the scaler's charge
             raise ValueError(f"categorical_weight must be a finite number > 0, got {weight!r}")
         weight = float(weight)
-        units = private_numeric + weight * private_categorical
         # delta: to the category selection without lists (it needs it) and to the numeric
-        # draws (their composition uses it), halved when both are private
-        histograms = sum(c not in cats and c not in cands for c in categorical)
-        delta_numeric = float(self.delta) / (2 if histograms else 1) if private_numeric else 0.0
+        # draws (their composition uses it), halved when both may be private. Undeclared
+        # columns may be released either way: decided before anything is charged.
+        histograms = sum(c not in cats and c not in cands for c in categorical) + len(undeclared)
+        may_numeric = sum(c not in bounds for c in numeric) + len(undeclared)
+        delta_numeric = float(self.delta) / (2 if histograms else 1) if may_numeric else 0.0
         delta_categorical = float(self.delta) - delta_numeric
-        if histograms and not 0.0 < delta_categorical < 1.0:  # before the scaler charges anything
+        if histograms and not 0.0 < delta_categorical < 1.0:  # before anything is charged
+            if undeclared:
+                raise ValueError(
+                    f"the columns {undeclared[:10]} have no declared role, and one released categorical would need "
+                    "delta > 0 to select its categories; give delta, declare their roles (numeric=[...], "
+                    "categories={column: [...]}), or declare the dtypes public (schema='dtypes')")
             raise ValueError(
                 "selecting categories without a declared list (the stability histogram) needs delta > 0; "
                 "declare the categories or candidates of every categorical column, or give delta")
         seed = self.random_state
-        if isinstance(seed, np.random.Generator):  # two blocks draw from one stream, in order
-            seeds = (seed, seed)
+        if isinstance(seed, np.random.Generator):  # the blocks draw from one stream, in order
+            seeds = (seed, seed, seed)
         elif seed is None:
-            seeds = (None, None)
+            seeds = (None, None, None)
         else:
-            spawned = np.random.SeedSequence(int(seed)).spawn(2)
+            spawned = np.random.SeedSequence(int(seed)).spawn(3 if undeclared else 2)
             seeds = tuple(np.random.default_rng(s) for s in spawned)
-        self.scaler_ = self.encoder_ = None
+            if len(seeds) == 2:
+                seeds = seeds + (None,)
+        # the role release (schema="private"): charged before any value is read
+        epsilon = float(self.epsilon)
         events = []
+        self.role_scale_ = None
+        if undeclared:
+            n = int(frame.shape[0].compute()) if is_dask_collection(frame) else int(frame.shape[0])  # public
+            t, capped = role_scale(n, len(undeclared), epsilon)
+            if capped:
+                import warnings
+
+                from ._base import PreprocessingNoiseWarning
+
+                warnings.warn(
+                    f"at n={n} rows the private roles of {len(undeclared)} undeclared column(s) would cost more than "
+                    f"{ROLE_CAP:g} of the preprocessing's epsilon, so their noise is larger and a column may get the "
+                    "wrong role: declare the roles (numeric=[...], categorical=[...]) or the dtypes public "
+                    "(schema='dtypes')", PreprocessingNoiseWarning, stacklevel=2)
+            role_ev = role_event(t, len(undeclared))
+            self._charge(role_ev)
+            events.append(role_ev)
+            epsilon -= role_epsilon(t, len(undeclared))
+            released = release_roles(statistics_of(frame, undeclared), t,
+                                     seeds[2] if seed is not None else None)
+            self.role_scale_ = t
+            order = {c: i for i, c in enumerate(frame.columns)}
+            numeric = sorted(numeric + [c for c, r in zip(undeclared, released) if r == "numeric"], key=order.get)
+            categorical = sorted(categorical + [c for c, r in zip(undeclared, released) if r == "categorical"],
+                                 key=order.get)
+        private_numeric = sum(c not in bounds for c in numeric)
+        private_categorical = sum(c not in cats for c in categorical)
+        units = private_numeric + weight * private_categorical
+        self.scaler_ = self.encoder_ = None
         indicator = False if self._numeric_array else self._indicator(frame, numeric)
         self.missing_columns_ = [c for c, flag in zip(numeric, indicator if isinstance(indicator, list)
                                                       else [indicator] * len(numeric)) if flag]
+        if self._numeric_array:
+            num_block, cat_block = frame, None
+        else:
+            num_block, cat_block = self._cast(frame, numeric, categorical, cats)
         if numeric:
             self.scaler_ = PrivateScaler(
                 [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile,
                 spread_multiple=self.spread_multiple, refine=self.refine,
                 missing_indicator=False, delta=delta_numeric,
-                epsilon=self.epsilon * private_numeric / units if private_numeric else self.epsilon, accountant=self.accountant,
-                random_state=seeds[0]).fit(frame if self._numeric_array else frame[numeric])
+                epsilon=epsilon * private_numeric / units if private_numeric else epsilon, accountant=self.accountant,
+                random_state=seeds[0]).fit(num_block)
             events.append(self.scaler_.event_)
         if categorical:
             self.encoder_ = PrivateOneHotEncoder(
                 [cats.get(c) for c in categorical], candidates=[cands.get(c) for c in categorical],
                 min_frequency=self.min_frequency, max_categories=self.max_categories,
-                epsilon=self.epsilon * weight * private_categorical / units if private_categorical else self.epsilon,
+                epsilon=epsilon * weight * private_categorical / units if private_categorical else epsilon,
                 delta=delta_categorical,
-                accountant=self.accountant, random_state=seeds[1]).fit(frame[categorical])
+                accountant=self.accountant, random_state=seeds[1]).fit(cat_block)
             events.append(self.encoder_.event_)
         self.numeric_, self.categorical_ = numeric, categorical
+        self.dropped_ = [] if isinstance(frame, np.ndarray) else [
+            c for c in frame.columns if c not in numeric and c not in categorical]
         self.event_ = ev.composed(events)
-        # each block certified its own (epsilon, delta): basic composition of the two, or
+        # each block certified its own (epsilon, delta): basic composition of the parts, or
         # the one accountant's composition at the same total delta if that is smaller
+        # (the role release, pure epsilon-DP, is added by basic composition, as the one
+        # accountant adds it (schema.role_event): the blocks' part is computed as before)
+        blocks_event = ev.composed(events[1:] if undeclared else events)
         parts = [b.privacy_spent_ for b in (self.scaler_, self.encoder_) if b is not None and b.privacy_spent_]
         self.privacy_spent_ = None
         if parts:
             total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
-            joint = spent_of(self.event_, total.delta - sum(d for _, d in flatten(self.event_).approximate))
+            joint = spent_of(blocks_event, total.delta - sum(d for _, d in flatten(blocks_event).approximate))
             self.privacy_spent_ = joint if joint.epsilon < total.epsilon else total
+        if undeclared:
+            roles = spent_of(events[0])
+            self.privacy_spent_ = roles if self.privacy_spent_ is None else roles + self.privacy_spent_
         self.n_features_in_ = frame.shape[1] if self._numeric_array else len(frame.columns)
         if self._was_frame:
             self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        else:
+            self._columns_in = list(frame.columns) if not self._numeric_array else list(range(frame.shape[1]))
+        self._categories_in = cats
         self._set_row_bound()
         self.n_features_out_ = len(self.get_feature_names_out())
         return self
 
+    @staticmethod
+    def _check_bounds_keys(bounds, numeric) -> None:
+        extra = [c for c in bounds if c not in numeric]
+        if extra:
+            raise ValueError(f"bounds names columns that are not numeric columns of X: {extra}")
+
     # ----------------------------------------------------------------------- transform
+    def _input_frame(self, X):
+        """X's columns as fit saw them: a DataFrame by column name (extra columns are
+        ignored), an array or a DataFrame without those names by position."""
+        frame = self._frame(X)
+        expected = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else list(
+            getattr(self, "_columns_in", range(self.n_features_in_)))
+        if isinstance(X, pd.DataFrame) and hasattr(self, "feature_names_in_"):
+            missing = [c for c in expected if c not in frame.columns]
+            if not missing:
+                return frame[expected]
+            if any(c in frame.columns for c in expected) or len(frame.columns) != len(expected):
+                raise ValueError(f"X lacks the columns {missing}")
+        if len(frame.columns) != len(expected):
+            raise ValueError(f"X has {len(frame.columns)} features, but PrivatePreprocessor is expecting "
+                             f"{len(expected)} features as input")
+        frame = frame.copy(deep=False)
+        frame.columns = expected  # by position
+        return frame
+
     def transform(self, X):
-        """Each row mapped by itself with the released values, then bounded."""
+        """Each row mapped by itself with the released values (the same casts as fit:
+        a value outside its column's domain is missing), then bounded. Takes what fit
+        took, by column name or by position (``predict(X.values)`` after a fit on X)."""
         check_is_fitted(self, "output_norm_")
         from ..distributed import is_dask_collection
 
@@ -265,23 +488,22 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             meta = pd.DataFrame({name: pd.Series(dtype=np.float64) for name in names})
             return frame.map_partitions(
                 lambda part: pd.DataFrame(self.transform(part), index=part.index, columns=names), meta=meta)
-        if self._numeric_array and self._is_numeric_array(X):
+        if self._numeric_array and isinstance(X, np.ndarray) and X.dtype.kind in "fiub":
             return self._transform_numeric_array(self._check_numeric_array(X))
-        frame = self._frame(X)
-        if len(frame.columns) != self.n_features_in_:
-            raise ValueError(f"X has {len(frame.columns)} features, but PrivatePreprocessor is expecting "
-                             f"{self.n_features_in_} features as input")
-        if self._was_frame and isinstance(X, pd.DataFrame):
-            missing = [c for c in self.feature_names_in_ if c not in frame.columns]
-            if missing:
-                raise ValueError(f"X lacks the columns {missing}")
+        frame = self._input_frame(X)
+        declared = {c: list(cats) for c, cats in zip(self.categorical_, self.encoder_.categories_)} \
+            if self.encoder_ is not None else {}
+        num, cat = self._cast(frame, self.numeric_, self.categorical_, declared)
         blocks = []
         if self.scaler_ is not None:
-            blocks.append(self.scaler_.transform(frame[self.numeric_]))
+            values = num.to_numpy(dtype=np.float64)
+            scaled = np.empty_like(values)
+            self.scaler_._scale_into(values, scaled)
+            blocks.append(scaled)
             if self.missing_columns_:
-                blocks.append(frame[self.missing_columns_].isna().to_numpy(dtype=np.float64))
+                blocks.append(np.isnan(num[self.missing_columns_].to_numpy(dtype=np.float64)).astype(np.float64))
         if self.encoder_ is not None:
-            blocks.append(self.encoder_.transform(frame[self.categorical_]))
+            blocks.append(self.encoder_._one_hot(cat))
         if self.row_norm == "normalize":
             blocks.append(np.ones((len(frame), 1)))
         out = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
@@ -327,7 +549,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.encoder_ is not None:
             categories = {c: [v.item() if hasattr(v, "item") else v for v in cats]
                           for c, cats in zip(self.categorical_, self.encoder_.categories_)}
-        return {"columns": [str(c) for c in self.feature_names_in_], "numeric": numeric,
+        kept = [c for c in self.feature_names_in_ if c in self.numeric_ or c in self.categorical_]  # not drop=
+        return {"columns": [str(c) for c in kept], "numeric": numeric,
                 "missing_indicator": list(self.missing_columns_), "categories": categories,
                 "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
                 "features_out": [str(c) for c in self.get_feature_names_out()]}

@@ -24,6 +24,7 @@ from .._validation import DataNormWarning, check_matrix, check_positive, check_s
 from .constraints import Constraint, L2Ball, make_constraint
 from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
+from .passes import record as _record_read
 from .regularizers import Regularizer, make_regularizer
 
 __all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound", "rounding_floor"]
@@ -267,6 +268,7 @@ class ERMProblem:
     """
 
     sample_weight: np.ndarray | None = None  # per-example weights in [0, 1], or None (unweighted)
+    _pass_rows: int | None = None  # rows of the whole data, for a row sample's pass count (problem.passes)
 
     def __init__(
         self,
@@ -305,6 +307,7 @@ class ERMProblem:
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
         self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
+        _record_read("row_norms", 1.0, 2.0 * X.shape[0] * X.shape[1])
         if unsafe_to_scale_virtually(self._row_scale, self.feature_norm):  # clipped before any cast or product
             X, self._row_scale = _scaled_rows(X, self._row_scale), None
         self._features = X
@@ -451,6 +454,7 @@ class ERMProblem:
         vf = v[:k].astype(self._compute_dtype, copy=False)
         parts = [np.asarray(F @ vf, dtype=np.float64) for F, _ in self._blocks(rows)]
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        self._read("matvec", len(out), 2.0 * k)
         if self._row_scale is not None:
             out *= self._row_scale if rows is None else self._row_scale[rows]
         if self.intercept_scaling:
@@ -466,9 +470,14 @@ class ERMProblem:
         for F, block in self._blocks(rows):
             part = uf if block is None else uf[block]
             out[:k] += np.asarray(F.T @ part.astype(F.dtype, copy=False), dtype=np.float64)
+        self._read("rmatvec", len(u), 2.0 * k)
         if self.intercept_scaling:
             out[k] = self.intercept_scaling * float(u.sum())
         return out
+
+    def _read(self, kind: str, rows: int, flops_per_row: float) -> None:
+        """Record a read of ``rows`` rows of X (:mod:`dperm.problem.passes`; benchmarks only)."""
+        _record_read(kind, rows / (self._pass_rows or self.n_samples), rows * flops_per_row)
 
     # -- evaluation -------------------------------------------------------------
     def _check_point(self, w: np.ndarray) -> np.ndarray:
@@ -526,7 +535,13 @@ class ERMProblem:
         """Gradient of the mean loss: X^T (s * phi'(Xw, y)) / n."""
         if self._custom:
             return self.per_example_gradients(w).mean(axis=0)
-        return self._xt(self._slopes(self._margins_at(w))) / self.n_samples
+        w = self._check_point(w)
+        cached = getattr(self, "_margin_cache", None)
+        if (sp.issparse(self._features) or not w.any()
+                or (cached is not None and cached[0] == (w.tobytes(), np.dtype(self._compute_dtype).str))):
+            return self._xt(self._slopes(self._margins_at(w))) / self.n_samples
+        rows = max(1, _BLOCK_ELEMENTS // max(1, self._features.shape[1]))
+        return self._blocked_gradient(w, rows, self._compute_dtype, "gradient") / self.n_samples
 
     def gradient(self, w: np.ndarray) -> np.ndarray:
         """Gradient of the smooth part of F (the mean loss plus the l2 part of r)."""
@@ -608,7 +623,8 @@ class ERMProblem:
         scale = self._row_scale
         if self.intercept_scaling:
             H[k, k] = self.intercept_scaling**2 * float(curv.sum())
-        if sp.issparse(self._features) or not bool(np.all(curv >= 0)):
+        dense_update = not (sp.issparse(self._features) or not bool(np.all(curv >= 0)))
+        if not dense_update:
             if self.intercept_scaling:  # X^T applies the row scales once
                 H[:k, k] = self.intercept_scaling * self._xt(curv)[:k]
             if scale is not None:
@@ -627,7 +643,7 @@ class ERMProblem:
             # update (NumPy calls syrk for A.T @ A) and B^T sqrt(phi'') the intercept border.
             root = np.sqrt(curv)
             weight = root if scale is None else root * scale
-            step = max(256, 4 * _BLOCK_ELEMENTS // max(1, k))
+            step = max(256, _BLOCK_ELEMENTS // max(1, k))  # 1 MB float32 blocks: the rank-k update runs from cache
             buffer = np.empty((min(step, self.n_samples), k), dtype=block_dtype)
             border = np.zeros(k)
             weight = weight.astype(block_dtype, copy=False)
@@ -644,6 +660,7 @@ class ERMProblem:
                     border += B.T @ root[start : start + step].astype(block_dtype)
             if self.intercept_scaling:
                 H[:k, k] = self.intercept_scaling * border
+        self._read("hessian", self.n_samples, k * (k + 1.0) if dense_update else 2.0 * k * k)
         if self.intercept_scaling:
             H[k, :k] = H[:k, k]
         H /= self.n_samples
@@ -665,30 +682,42 @@ class ERMProblem:
             raise NotImplementedError("certified gradients are for margin losses (a custom loss's are clipped)")
         w = self._check_point(w)
         n, k = self.n_samples, self._features.shape[1]
-        rows = certificate_rows(n, k)
+        total = self._blocked_gradient(w, certificate_rows(n, k), np.float64, "certified_gradient")
+        grad = total / n + self.regularizer.smooth_gradient(w)
+        bound = gradient_rounding_bound(self, w, grad, self.certificate_accumulation())
+        return grad, bound
+
+    def _blocked_gradient(self, w: np.ndarray, rows: int, dtype, kind: str) -> np.ndarray:
+        """``X^T (s phi'(X w, y))`` (a sum over rows, X with its intercept column) in one read of
+        dense X: each block of ``rows`` rows gives its margins and, while it is in cache, its
+        share of ``X^T u``. Products in ``dtype`` (float32 blocks converted exactly to float64
+        for a float64 product), sums in float64. The margins are kept for a Hessian or a
+        Hessian-vector product at w (no second pass)."""
+        n, k = self.n_samples, self._features.shape[1]
+        dtype = np.dtype(dtype)
         total = np.zeros(self.n_features)
         margins = np.empty(n)
-        wf = w[:k]
+        wf = w[:k].astype(dtype)
+        scale = self._row_scale
         for start in range(0, n, rows):
             block = slice(start, min(n, start + rows))
             F = self._features[block]
-            F = F.astype(np.float64) if F.dtype != np.float64 else F
+            F = F.astype(dtype) if F.dtype != dtype else F
             a = np.asarray(F @ wf, dtype=np.float64)
-            if self._row_scale is not None:
-                a *= self._row_scale[block]
+            if scale is not None:
+                a *= scale[block]
             if self.intercept_scaling:
                 a += self.intercept_scaling * w[k]
             margins[block] = a
             u = self._slopes(a, block)
-            uf = u if self._row_scale is None else u * self._row_scale[block]
-            total[:k] += np.asarray(F.T @ uf, dtype=np.float64)
+            uf = u if scale is None else u * scale[block]
+            total[:k] += np.asarray(F.T @ uf.astype(dtype, copy=False), dtype=np.float64)
             if self.intercept_scaling:
                 total[k] += self.intercept_scaling * float(u.sum())
-        margins.flags.writeable = False  # the Hessian at w reads them (no second pass)
+        margins.flags.writeable = False
+        self._read(kind, n, 4.0 * k)
         self._margin_cache = ((w.tobytes(), np.dtype(self._compute_dtype).str), margins)
-        grad = total / n + self.regularizer.smooth_gradient(w)
-        bound = gradient_rounding_bound(self, w, grad, self.certificate_accumulation())
-        return grad, bound
+        return total
 
     def certificate_accumulation(self) -> int:
         """Terms per coordinate of :meth:`certified_gradient`'s float64 sums: a function of
@@ -759,6 +788,26 @@ class ERMProblem:
             view._curvature_cache = view._margin_cache = None
             return view
         return self._rebuild(X=self._features.astype(dtype))
+
+    def row_sample(self, stride: int) -> "ERMProblem":
+        """The problem over rows ``0, stride, 2 stride, ...`` (a view of dense X: no copy), for a
+        solver's internal use only (a warm start, a Hessian estimate): its mean loss estimates
+        F's. Strided rather than leading rows, so data sorted by label or by time still give a
+        representative sample. Its reads count as ``m / n`` of a pass (:mod:`dperm.problem.passes`).
+        """
+        stride = int(stride)
+        if stride <= 1:
+            return self
+        view = copy.copy(self)
+        rows = slice(0, None, stride)
+        view._features = self._features[rows]
+        view.y = self.y[rows]
+        view.sample_weight = None if self.sample_weight is None else self.sample_weight[rows]
+        view._row_scale = None if self._row_scale is None else self._row_scale[rows]
+        view.n_samples = int(view.y.shape[0])
+        view._pass_rows = self._pass_rows or self.n_samples
+        view._curvature_cache = view._margin_cache = view._materialized = None
+        return view
 
     def replace_row(self, i: int, x, y_i, weight=None) -> "ERMProblem":
         """The neighbouring problem with row i replaced (replace-one), for tests and audits.

@@ -1,0 +1,277 @@
+"""Coverage and width of dperm's private intervals against a known truth (issue 31).
+
+Simulation (the grid is fixed here; ``--grid`` runs a part of it):
+
+- well-specified models, features uniform in the unit ball of R^d (``data_norm=1``,
+  the intercept a constant column 1, so the learner's row bound is sqrt 2);
+- truth: slopes ``3 * linspace(1, -1, d) / ||linspace(1, -1, d)||`` (norm 3), intercept 0.5;
+- linear: ``y = <w, x> + b + N(0, 1)``, declared ``y_bounds = (-8, 8)`` (|<w, x> + b| <=
+  3.5, so targets are clipped with probability below 1e-6), ``DPLinearRegression``;
+- logistic: ``P(y = 1) = 1 / (1 + exp(-<w, x> - b))``, ``DPLogisticRegression``;
+- d in {2, 5, 10}, n in {500, 2000, 10000, 100000}, epsilon in {0.5, 1, 4}, delta 1e-5,
+  ``REPS`` = 500 repetitions per cell (each repetition one dataset, fitted at every
+  epsilon, the anchor once: statsmodels' OLS / Logit interval on the same data);
+- per cell and coefficient: coverage of the nominal 95% interval (refused fits count as
+  covering: their interval is the whole line; the refusal rate is reported beside), and
+  the mean width over the non-refused fits divided by statsmodels' mean width.
+
+Real data: BIKE (regression, ``dperm.datasets``' prepared rows, targets in [-1, 1]) and
+ADULT (binary classification): the private interval against statsmodels' on the same
+rows, per coefficient: whether they overlap, and the width ratio; 20 seeds.
+
+Needs statsmodels (the anchor; ``pip install statsmodels``, not a dependency of dperm).
+Run: ``python benchmarks/bench_inference.py --out docs/figures/inference.jsonl`` (appends a
+line per finished cell; ``--grid small`` n <= 10000; ``--time-budget`` seconds stops
+starting cells), then ``--plot docs/figures/inference_coverage.png --table`` from the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+KINDS = ("linear", "logistic")
+DIMS = (2, 5, 10)
+SIZES = (500, 2000, 10000, 100000)
+EPSILONS = (0.5, 1.0, 4.0)
+DELTA = 1e-5
+REPS = 500
+INTERCEPT = 0.5
+NOISE = 1.0
+Y_BOUND = 8.0
+
+
+def truth(d: int) -> np.ndarray:
+    v = np.linspace(1.0, -1.0, d) if d > 1 else np.ones(1)
+    return 3.0 * v / np.linalg.norm(v)
+
+
+def ball(rng, n: int, d: int) -> np.ndarray:
+    z = rng.standard_normal((n, d))
+    z /= np.linalg.norm(z, axis=1, keepdims=True)
+    return z * rng.uniform(size=(n, 1)) ** (1.0 / d)
+
+
+def dataset(kind: str, rng, n: int, d: int):
+    X = ball(rng, n, d)
+    eta = X @ truth(d) + INTERCEPT
+    if kind == "linear":
+        return X, eta + NOISE * rng.standard_normal(n)
+    return X, (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-eta))).astype(np.int64)
+
+
+def anchor(kind: str, X, y):
+    import statsmodels.api as sm
+
+    design = sm.add_constant(X, has_constant="add")
+    model = sm.OLS(y, design).fit() if kind == "linear" else sm.Logit(y, design).fit(disp=0, maxiter=100)
+    return np.asarray(model.params), np.asarray(model.conf_int(0.05))
+
+
+def private(kind: str, X, y, epsilon: float, seed: int):
+    from dperm import DPLinearRegression, DPLogisticRegression
+
+    if kind == "linear":
+        est = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), inference=True,
+                                 random_state=seed)
+    else:
+        est = DPLogisticRegression(epsilon=epsilon, delta=DELTA, classes=[0, 1], inference=True, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    return est.inference_.params, est.conf_int(0.05), est.inference_.refused
+
+
+def run_cell(kind: str, n: int, d: int, reps: int, seed0: int = 0) -> list:
+    """One (kind, n, d) block: ``reps`` datasets, each fitted at every epsilon."""
+    target = np.concatenate(([INTERCEPT], truth(d)))
+    sm_cover, sm_width = [], []
+    cover = {e: [] for e in EPSILONS}
+    width = {e: [] for e in EPSILONS}
+    refused = {e: 0 for e in EPSILONS}
+    start = time.time()
+    for r in range(reps):
+        rng = np.random.default_rng([seed0, n, d, r, KINDS.index(kind)])
+        X, y = dataset(kind, rng, n, d)
+        try:
+            _, ci = anchor(kind, X, y)
+        except Exception:  # perfect separation at tiny n: the anchor has no interval
+            continue
+        sm_cover.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+        sm_width.append(ci[:, 1] - ci[:, 0])
+        for e in EPSILONS:
+            _, pci, ref = private(kind, X, y, e, seed=int(rng.integers(2**31)))
+            cover[e].append((pci[:, 0] <= target) & (target <= pci[:, 1]))
+            if ref:
+                refused[e] += 1
+            else:
+                width[e].append(pci[:, 1] - pci[:, 0])
+    rows = []
+    smw = np.mean(sm_width, axis=0)
+    for e in EPSILONS:
+        c = np.mean(cover[e], axis=0)
+        w = np.mean(width[e], axis=0) / smw if width[e] else np.full_like(smw, np.nan)
+        rows.append({"kind": kind, "n": n, "d": d, "epsilon": e, "reps": len(cover[e]),
+                     "coverage": c.round(4).tolist(), "min_coverage": float(c.min()),
+                     "refused": refused[e] / max(len(cover[e]), 1),
+                     "width_ratio": np.round(w, 3).tolist(),
+                     "max_width_ratio": float(np.nanmax(w)) if width[e] else None,
+                     "statsmodels_coverage": np.mean(sm_cover, axis=0).round(4).tolist(),
+                     "seconds": round(time.time() - start, 1)})
+    return rows
+
+
+# Real data: a handful of columns with public bounds (the documented ranges of the UCI
+# tables), scaled by a declared PrivateScaler (free), the model through make_pipeline.
+REAL = {
+    "BIKE": dict(columns={"temp": (0, 1), "hum": (0, 1), "windspeed": (0, 1), "yr": (0, 1), "workingday": (0, 1)},
+                 kind="linear", y_bounds=(0, 1000)),
+    "ADULT": dict(columns={"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99), "male": (0, 1)},
+                  kind="logistic"),
+}
+
+
+def real_frame(name: str):
+    from dperm.datasets.uci import load_raw
+
+    X, y = load_raw(name.lower())
+    if name == "ADULT":
+        X = X.assign(male=(X["sex"].astype(str).str.strip() == "Male").astype(float))
+        y = (y.astype(str).str.strip().str.rstrip(".") == ">50K").astype(np.int64)
+    spec = REAL[name]
+    return X[list(spec["columns"])].astype(float), np.asarray(y)
+
+
+def real_data(seeds: int = 20) -> list:
+    """BIKE and ADULT: per coefficient, whether the private interval overlaps statsmodels'
+    on the same (declared-scaled) rows, and the width ratio; ``seeds`` private fits per
+    epsilon, the budget covering the whole pipeline (the scaler is declared: free)."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression, DPLogisticRegression, make_pipeline
+    from dperm.preprocessing import PrivateScaler
+
+    out = []
+    for name, spec in REAL.items():
+        X, y = real_frame(name)
+        bounds = list(spec["columns"].values())
+        scaled = PrivateScaler(bounds=bounds).fit(X).transform(X)
+        design = sm.add_constant(scaled, has_constant="add")
+        model = sm.OLS(y, design).fit() if spec["kind"] == "linear" else sm.Logit(y, design).fit(disp=0)
+        sm_ci = np.asarray(model.conf_int(0.05))
+        for e in EPSILONS:
+            overlaps, ratios, refused = [], [], 0
+            for s in range(seeds):
+                est = (DPLinearRegression(inference=True, y_bounds=spec["y_bounds"]) if spec["kind"] == "linear"
+                       else DPLogisticRegression(classes=[0, 1], inference=True))
+                pipe = make_pipeline(PrivateScaler(bounds=bounds), est, epsilon=e, delta=DELTA, random_state=s)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pipe.fit(X, y)
+                ci = pipe.conf_int(0.05)
+                if pipe[-1].inference_.refused:
+                    refused += 1
+                    continue
+                overlaps.append((ci[:, 0] <= sm_ci[:, 1]) & (sm_ci[:, 0] <= ci[:, 1]))
+                ratios.append((ci[:, 1] - ci[:, 0]) / (sm_ci[:, 1] - sm_ci[:, 0]))
+            row = {"data": name, "n": int(X.shape[0]), "p": int(design.shape[1]), "epsilon": e, "seeds": seeds,
+                   "refused": refused / seeds}
+            if ratios:
+                row.update({"overlap": float(np.mean(overlaps)),
+                            "median_width_ratio": float(np.median(ratios)),
+                            "width_ratio_per_coef": np.median(ratios, axis=0).round(2).tolist()})
+            out.append(row)
+            print(json.dumps(row), flush=True)
+    return out
+
+
+def plot(rows: list, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(EPSILONS), figsize=(4.2 * len(EPSILONS), 3.6), sharey=True)
+    for ax, e in zip(axes, EPSILONS):
+        for kind, marker in zip(KINDS, ("o", "s")):
+            for d, style in zip(DIMS, ("-", "--", ":")):
+                cell = sorted((r for r in rows if r["kind"] == kind and r["d"] == d and r["epsilon"] == e),
+                              key=lambda r: r["n"])
+                if cell:  # mean over the coefficients; a hollow marker where most fits were refused
+                    line, = ax.plot([r["n"] for r in cell], [float(np.mean(r["coverage"])) for r in cell], style,
+                                    marker=marker, label=f"{kind} d={d}")
+                    refused = [r for r in cell if r["refused"] > 0.5]
+                    ax.plot([r["n"] for r in refused], [1.0] * len(refused), marker, mfc="white",
+                            color=line.get_color(), ms=9)
+        ax.axhline(0.95, color="k", lw=0.8)
+        ax.axhline(0.93, color="r", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_title(f"epsilon = {e:g}")
+        ax.set_xlabel("n")
+        ax.set_ylim(0.85, 1.005)
+    axes[0].set_ylabel("coverage (mean over coefficients)")
+    axes[-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def table(rows: list) -> str:
+    lines = ["| kind | d | n | epsilon | reps | coverage min / mean over coefs | refused | width / statsmodels (max) | "
+             "statsmodels coverage min / mean |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["kind"], r["d"], r["n"], r["epsilon"])):
+        wr = "-" if r["max_width_ratio"] is None else f"{r['max_width_ratio']:.2f}"
+        lines.append(f"| {r['kind']} | {r['d']} | {r['n']} | {r['epsilon']:g} | {r['reps']} | "
+                     f"{r['min_coverage']:.3f} / {np.mean(r['coverage']):.3f} | {r['refused']:.2f} | {wr} | "
+                     f"{min(r['statsmodels_coverage']):.3f} / {np.mean(r['statsmodels_coverage']):.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None, help="append a JSON line per finished cell")
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--dims", default=",".join(map(str, DIMS)))
+    parser.add_argument("--reps", type=int, default=REPS)
+    parser.add_argument("--time-budget", type=float, default=math.inf, help="seconds; no new cell after it")
+    parser.add_argument("--real", action="store_true", help="the BIKE / ADULT comparison")
+    parser.add_argument("--plot", default=None, help="draw the coverage figure from --out")
+    parser.add_argument("--table", action="store_true", help="print the markdown table from --out")
+    args = parser.parse_args(argv)
+    if args.plot or args.table:
+        rows = [json.loads(line) for line in open(args.out)]
+        if args.plot:
+            plot(rows, args.plot)
+        if args.table:
+            print(table(rows))
+        return 0
+    if args.real:
+        rows = real_data()
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
+        return 0
+    start = time.time()
+    for n in map(int, args.sizes.split(",")):
+        for d in map(int, args.dims.split(",")):
+            for kind in args.kinds.split(","):
+                if time.time() - start > args.time_budget:
+                    print(f"time budget reached; not started: {kind} n={n} d={d}", file=sys.stderr)
+                    continue
+                for row in run_cell(kind, n, d, args.reps):
+                    print(json.dumps(row), flush=True)
+                    if args.out:
+                        with open(args.out, "a") as fh:
+                            fh.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

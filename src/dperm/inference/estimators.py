@@ -1,0 +1,185 @@
+"""Intervals on dperm's linear estimators: the ``inference`` parameter's fit and the
+``conf_int`` / ``bse_`` / ``pvalues_`` / ``summary`` surface (docs/inference.md).
+
+With ``inference=True`` (or a dict of :func:`~dperm.inference.mechanism.newton_inference`
+options) the estimator's whole budget goes to the inference fit: the unregularized,
+unconstrained model (the coefficients statsmodels estimates) by noisy Newton steps, with a
+released covariance. ``coef_`` and ``intercept_`` are then that fit's; ``alpha_`` is 0.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..distributed import is_dask_collection
+from ..privacy.accountant import epsilon as certified_epsilon
+from ..privacy.events import composed
+from ..privacy.mechanisms import charging, single_release
+from ..problem.erm import ERMProblem
+from .mechanism import newton_inference, public_outlook
+from .table import CoefficientTable, InferenceWarning
+
+__all__ = ["InferenceMixin", "INFERENCE_OPTIONS"]
+
+INFERENCE_OPTIONS = ("steps", "covariance", "gradient_share", "meat_share", "failure_probability", "separation")
+
+
+def _options(value) -> dict | None:
+    """None when inference is off; else the options for newton_inference (public)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {}
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(INFERENCE_OPTIONS))
+        if unknown:
+            raise ValueError(f"inference options {unknown} are unknown; the options are {list(INFERENCE_OPTIONS)}")
+        return dict(value)
+    raise ValueError(f"inference must be None, True/False or a dict of options, got {value!r}")
+
+
+class InferenceMixin:
+    """Adds the inference fit and its intervals to a dperm linear estimator (first base).
+
+    Attributes set by a fit with ``inference``: ``inference_`` (a
+    :class:`~dperm.inference.table.CoefficientTable`, intercept first), ``bse_`` and
+    ``pvalues_`` (same order), ``inference_spent_`` (the guarantee of the releases used
+    for the intervals only, alone).
+    """
+
+    def _inference_loss(self):
+        """The loss of the model the intervals are for (the estimator's own by default)."""
+        return self._loss()
+
+    def fit(self, X, y, sample_weight=None):
+        options = _options(getattr(self, "inference", None))
+        for name in ("inference_", "bse_", "pvalues_", "inference_spent_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        self._inference_scale = 1.0
+        if options is not None and is_dask_collection(X):
+            raise ValueError("inference has no Dask path yet; pass the data in memory")
+        super().fit(X, y, sample_weight)
+        if options is not None:
+            self._finish_inference()
+        return self
+
+    def _set_target_map(self, coef, intercept, offset: float, scale: float) -> None:
+        self._inference_scale = float(scale)  # public: from the declared y_bounds
+        super()._set_target_map(coef, intercept, offset, scale)
+
+    def _fit_multinomial(self, X, y, budget, rng, sample_weight=None):
+        if _options(getattr(self, "inference", None)) is not None:
+            raise ValueError("inference covers binary logistic regression only (the multinomial model's covariance "
+                             "is not implemented); fit one binary model per class of interest")
+        return super()._fit_multinomial(X, y, budget, rng, sample_weight=sample_weight)
+
+    def _fit_binary(self, X, y_signed, budget, rng, label_bound=1.0, sample_weight=None):
+        options = _options(getattr(self, "inference", None))
+        if options is None:
+            return super()._fit_binary(X, y_signed, budget, rng, label_bound=label_bound,
+                                       sample_weight=sample_weight)
+        if getattr(self, "classes_", None) is not None and len(self.classes_) > 2:
+            raise ValueError("inference covers binary logistic regression only; with more than 2 classes fit one "
+                             "binary model per class of interest")
+        if self.constraint is not None:
+            raise ValueError("inference estimates the unconstrained model; leave constraint=None")
+        scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        self.alpha_ = 0.0  # the unregularized model: the coefficients a person means
+        problem = ERMProblem(X, y_signed, self._inference_loss(), None, None, data_norm=self._effective_norm(),
+                             label_bound=label_bound, intercept_scaling=scaling, sample_weight=sample_weight)
+        message = public_outlook(problem, budget, **{k: v for k, v in options.items()
+                                                      if k in ("steps", "covariance", "gradient_share",
+                                                               "meat_share", "failure_probability", "separation")})
+        if message is not None:
+            warnings.warn(f"{type(self).__name__}: {message}", InferenceWarning, stacklevel=4)
+        self.solver_ = "newton_inference"
+        with charging(getattr(self, "accountant", None)):  # charged before the data is read
+            fit = newton_inference(problem, budget, rng=rng, **options)
+        if fit.info["refused"]:
+            warnings.warn(f"{type(self).__name__}: the released Hessian did not clear its noise; the intervals are "
+                          "refused (infinite). Use a larger epsilon, more rows or fewer features.",
+                          InferenceWarning, stacklevel=4)
+        if self.fit_intercept:
+            return fit.coef[:-1], fit.coef[-1] * scaling, fit
+        return fit.coef, 0.0, fit
+
+    def _finish_inference(self) -> None:
+        """The coefficient table in the estimator's units (intercept first): a
+        post-processing of the released estimate and covariance."""
+        fit = self.fits_[0]
+        info = fit.info
+        d = np.asarray(self.coef_).reshape(-1).shape[0]
+        scale = self._inference_scale
+        order = ([d] if self.fit_intercept else []) + list(range(d))
+        factors = np.full(len(order), scale)
+        if self.fit_intercept:
+            factors[0] = scale * float(self.intercept_scaling)
+        cov = np.asarray(info["covariance"])[np.ix_(order, order)] * np.outer(factors, factors)
+        noise = np.asarray(info["noise_covariance"])[np.ix_(order, order)] * np.outer(factors, factors)
+        params = np.concatenate(([float(np.ravel(self.intercept_)[0])] if self.fit_intercept else [],
+                                 np.asarray(self.coef_, dtype=np.float64).reshape(-1)))
+        names = tuple((["intercept"] if self.fit_intercept else []) + list(self._inference_feature_names(d)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(np.isfinite(np.diag(cov)), np.diag(noise) / np.diag(cov), np.nan)
+        variance_leaf = _variance_event(fit)
+        budget_delta = self.privacy_spent_.delta
+        inference_eps = certified_epsilon(variance_leaf, budget_delta) if variance_leaf is not None else 0.0
+        privacy = {"epsilon": float(self.privacy_spent_.epsilon), "delta": float(budget_delta),
+                   "inference_share": float(fit.hyperparameters["meat_share"]),
+                   "inference_epsilon": float(inference_eps)}
+        covariance = fit.hyperparameters["covariance"]
+        method = (f"noisy Newton ({fit.hyperparameters['steps']} steps), {covariance} covariance "
+                  "(Avella-Medina, Bradshaw, Loh 2023)")
+        self.inference_ = CoefficientTable(names, params, cov, bool(info["refused"]), method, privacy, share)
+        self.bse_ = self.inference_.bse
+        self.pvalues_ = self.inference_.pvalues
+        self.inference_spent_ = type(self.privacy_spent_)(min(inference_eps, self.privacy_spent_.epsilon),
+                                                          budget_delta) if variance_leaf is not None else None
+
+    def _inference_feature_names(self, d: int) -> list:
+        names = getattr(self, "feature_names_in_", None)
+        return [str(n) for n in names] if names is not None and len(names) == d else [f"x{j}" for j in range(d)]
+
+    def _inference_table(self) -> CoefficientTable:
+        if not hasattr(self, "inference_"):
+            raise AttributeError(f"{type(self).__name__} has no intervals: fit it with inference=True "
+                                 "(docs/inference.md)")
+        return self.inference_
+
+    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """Wald intervals at level ``1 - alpha`` for ``[intercept, coef...]`` (intercept
+        first, as ``inference_.names``), shape (p, 2); they cover the sampling error of
+        the unregularized model's estimate and the privacy noise (docs/inference.md).
+        A post-processing of the released model: free."""
+        return self._inference_table().conf_int(alpha)
+
+    def summary(self, alpha: float = 0.05, names=None, per_unit: dict | None = None,
+                privacy: dict | None = None) -> str:
+        """A statsmodels-like table: coef, std err, z, P>|z|, the interval, and the
+        privacy spent (with the part released for the intervals only). ``names``
+        replaces the feature names; ``per_unit`` ({name: spread}) adds the rows per
+        original unit of linearly scaled columns; ``privacy`` overrides the privacy facts
+        shown (a pipeline's total)."""
+        table = self._inference_table()
+        if privacy:
+            table = CoefficientTable(table.names, table.params, table.covariance, table.refused, table.method,
+                                     {**table.privacy, **privacy}, table.noise_share)
+        if names is not None:
+            names = [str(n) for n in names]
+            if len(names) != len(table.names) - (1 if self.fit_intercept else 0):
+                raise ValueError(f"names must list the {len(table.names) - self.fit_intercept} features")
+            table = CoefficientTable(tuple((["intercept"] if self.fit_intercept else []) + names), table.params,
+                                     table.covariance, table.refused, table.method, table.privacy, table.noise_share)
+        units = table.rescaled(per_unit) if per_unit else None
+        return table.text(alpha, title=f"{type(self).__name__}: private coefficients with error bars",
+                          per_unit=units)
+
+
+def _variance_event(fit):
+    """The event of the release used for the intervals only (the last leaf), or None."""
+    if not fit.hyperparameters.get("meat_share"):
+        return None
+    return single_release(fit.event.events[-1])
