@@ -1,4 +1,5 @@
-"""The shape of the code: no import cycle (lazy imports included). The layers themselves are
+"""The shape of the code: no import cycle (lazy imports included), no module over 900 lines,
+one module per verb of the command line. The layers themselves are
 import-linter's contract (pyproject.toml), run by .ci/run."""
 
 import importlib.util
@@ -35,3 +36,19 @@ def test_the_cycle_count_sees_lazy_imports_and_re_exports(tmp_path):
     (package / "sub" / "b.py").write_text("def f():\n    return 1\n")
     assert tool.Graph(tmp_path).cycles() == []
 
+
+
+def test_no_module_over_900_lines():
+    long = {str(p.relative_to(SRC)): n for p in (SRC / "dperm").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 900}
+    assert long == {}
+
+
+def test_the_command_line_imports_only_the_verb_that_runs():
+    # pip's commands_dict: the parser names each verb's module; building it imports none
+    from dperm.cli import _parser
+
+    assert set(_parser.COMMANDS.values()) == {"algorithms", "audit", "bench", "budget", "demo", "fit", "predict",
+                                               "warmup"}
+    for name, module in _parser.COMMANDS.items():
+        assert hasattr(importlib.import_module(f"dperm.cli.{module}"), name)

@@ -371,7 +371,7 @@ def test_the_noise_warning_reaches_the_command_line(tmp_path, capsys):
 
 
 def test_piped_progress_writes_a_line_at_most_every_tenth_or_30_seconds(capsys, monkeypatch):
-    from dperm import cli
+    from dperm.cli import _console as cli
 
     with cli._Progress("audit", total=8000) as bar:  # stderr is not a terminal under pytest
         for done in range(1, 8001):

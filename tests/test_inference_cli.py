@@ -6,8 +6,13 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from dperm.cli import main
+
+# the command line prints every warning as one line (dperm: warning: ...), which these tests
+# read or compare: shown, not turned into errors by the configuration
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")
 
 
 def _regression_csv(path, n=6000, seed=0):

@@ -49,6 +49,10 @@ from dperm.privacy.budget import BudgetAccountant
 
 from _adversarial import CSV_FIELDS, CSV_LINES, PYTHON_VALUES
 
+# the command line prints every warning as one line (dperm: warning: ...), which these tests
+# read or compare: shown, not turned into errors by the configuration
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")
+
 DEEP = os.environ.get("DPERM_FUZZ", "") == "deep"
 _DEFAULT_EXAMPLES = {"pipeline": 3, "search": 2, "cli_fit": 3, "cli_predict": 2}
 _DEEP_EXAMPLES = {"pipeline": 60, "search": 25, "cli_fit": 80, "cli_predict": 40}

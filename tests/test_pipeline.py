@@ -76,7 +76,7 @@ def test_declared_everything_gives_the_whole_budget_to_the_model():
     assert model.event_ == model.steps[-1][1].event_
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_numpy_input_pickle_clone_and_params():
     rng = np.random.default_rng(1)
     X = rng.normal(5.0, 2.0, size=(500, 3))
@@ -122,7 +122,7 @@ def test_regression_declared_bounds_are_set_on_the_estimator():
     assert "y" not in model.budgets_
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_noise_warning_from_public_inputs():
     from dperm.expectations import NoiseDominatesWarning
 
@@ -182,7 +182,7 @@ def test_regression_warns_instead_of_refusing_hopeless_private_target_bounds():
     assert model.y_bounds_ == (90.0, 110.0)
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_replace_one_neighbours_release_the_same_public_values():
     """Same seed on neighbouring frames: the budgets, the events, the certified spend and
     the row bound are identical; only noisy statistics and the model differ."""
@@ -198,7 +198,7 @@ def test_replace_one_neighbours_release_the_same_public_values():
     assert params[0] == params[1]  # the estimator's budget and data_norm: public
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_scikit_learn_search_warns_and_private_search_needs_a_public_structure():
     from sklearn.model_selection import cross_val_score
 
@@ -228,7 +228,7 @@ def test_scikit_learn_search_warns_and_private_search_needs_a_public_structure()
 
 
 @pytest.mark.parametrize("random_state", [0, None])
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_private_search_over_a_pipeline_with_declared_categories(random_state):
     """Preprocessing and model hyperparameters searched under one budget: every run is the
     mechanism planned on the table's stand-in (the search checks each run's event against

@@ -110,7 +110,7 @@ def _frame(n=300, seed=0):
     })
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_scaler_event_spend_and_accountant():
     X = _frame()[["age", "income"]]
     acc = BudgetAccountant(1.0)
@@ -135,7 +135,7 @@ def test_declared_values_are_free():
     assert pre.scaler_.centre_[0] == 50 and pre.scaler_.spread_[0] == 50
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_budget_exceeded_before_reading_the_data():
     acc = BudgetAccountant(0.1)
     X = _frame()[["age"]]
@@ -175,7 +175,7 @@ def test_missing_indicators_do_not_follow_the_dtype():
 
 
 @pytest.mark.parametrize("row_norm", ["normalize", "scale", "none"])
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_rows_within_the_public_bound(row_norm):
     X = _frame()
     pre = PrivatePreprocessor(row_norm=row_norm, delta=1e-6, random_state=1).fit(X)
@@ -191,7 +191,7 @@ def _fitted(obj) -> dict:
     return out
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_replace_one_neighbours_differ_only_in_noisy_statistics():
     """Same seed on neighbouring frames: every fitted attribute is identical except the
     released noisy statistics (and what is computed from them)."""
@@ -213,7 +213,7 @@ def test_replace_one_neighbours_differ_only_in_noisy_statistics():
                 assert repr(a[key]) == repr(b[key]), (block, key)
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_unseeded_fits_draw_through_the_exact_samplers(monkeypatch):
     import dperm.privacy.secure_release as sr
     import dperm.preprocessing.categorical as cat
@@ -251,7 +251,7 @@ def test_histogram_needs_delta_and_candidates_are_pure():
     assert isinstance(enc.event_, ev.ApproximateDpRelease) and enc.privacy_spent_.delta <= 1e-6
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_clone_and_pickle():
     pre = PrivatePreprocessor(delta=1e-6, random_state=0)
     assert clone(pre).get_params() == pre.get_params()
@@ -294,7 +294,7 @@ def test_scikit_learn_estimator_checks(make):
     assert failed == []
 
 
-@pytest.mark.filterwarnings("ignore::dperm.preprocessing._base.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_delta_lets_the_accountant_compose_the_draws():
     """With delta > 0 each draw gets more than epsilon / k, and the one accountant still
     certifies the k draws within (epsilon, delta)."""

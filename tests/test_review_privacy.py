@@ -15,6 +15,10 @@ from dperm.preprocessing import PrivateOneHotEncoder
 from dperm.preprocessing import categorical as cat
 from dperm.privacy.budget import BudgetAccountant
 
+# the command line prints every warning as one line (dperm: warning: ...), which these tests
+# read or compare: shown, not turned into errors by the configuration
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")
+
 
 def _survival(t: int, k: int) -> float:
     """P(N >= k) for the discrete Laplace N, P(j) ~ exp(-|j| / t), in closed form."""

@@ -11,6 +11,10 @@ import pytest
 from dperm._tables import TableError, infer_types, numbers, read_header, read_table
 from dperm.cli import main
 
+# the command line prints every warning as one line (dperm: warning: ...), which these tests
+# read or compare: shown, not turned into errors by the configuration
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")
+
 
 def _file(tmp_path, data: bytes, name="t.csv"):
     path = tmp_path / name

@@ -10,7 +10,7 @@ from sklearn.model_selection import cross_val_score
 
 import dperm
 from dperm._warnings import user_stacklevel
-from dperm.exceptions import NoiseDominatesWarning, PrivacyWarning
+from dperm.exceptions import DataNormWarning, NoiseDominatesWarning, PreprocessingNoiseWarning, PrivacyWarning
 
 
 def _data(n=200, d=3, seed=0):
@@ -68,3 +68,29 @@ def test_user_stacklevel_counts_the_frames_inside_the_library():
         line = _here() + 1
         warnings.warn("here", UserWarning, stacklevel=user_stacklevel())
     assert (record[0].filename, record[0].lineno) == (__file__, line)
+
+
+def test_the_clipping_warning_names_the_line_that_called_fit_not_dperms_problem_factory():
+    # was distributed/__init__.py:77: the problem factory that builds the ERMProblem
+    X, y = _data(n=300)
+    X[:10] *= 3.0  # rows above the declared data_norm=1: clipped, with a DataNormWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = _here() + 1
+        dperm.DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    for w in _only(caught, DataNormWarning):
+        assert (w.filename, w.lineno) == (__file__, line)
+
+
+def test_the_preprocessing_warning_names_the_line_that_called_the_pipelines_fit():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = _here() + 1
+        dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=0.1, random_state=0).fit(
+            frame, (frame["a"] > 0).astype(int))
+    for w in _only(caught, PreprocessingNoiseWarning):
+        assert (w.filename, w.lineno) == (__file__, line)

@@ -16,10 +16,12 @@ __all__ = [
     "BudgetExceededError",
     "CLIError",
     "DataNormWarning",
+    "InferenceWarning",
     "LangevinStepWarning",
     "LipschitzWarning",
     "NoiseDominatesWarning",
     "OutputPathError",
+    "PreprocessingNoiseWarning",
     "PrivacyWarning",
     "SVRGNoiseWarning",
 ]
@@ -52,6 +54,17 @@ class SVRGNoiseWarning(UserWarning):
 
 class LangevinStepWarning(UserWarning):
     """The DP-GLD step solved from the budget is too large for a stable iteration."""
+
+
+class PreprocessingNoiseWarning(UserWarning):
+    """The private statistics of a preprocessing step will be mostly noise at this n and
+    epsilon. Computed from public inputs only (n, the number of draws, epsilon, the grid
+    sizes), before the data is read: it quotes nothing of the data."""
+
+
+class InferenceWarning(UserWarning):
+    """The intervals cannot be trusted at this size and budget (public inputs), or were
+    refused because the released Hessian did not clear its noise."""
 
 
 # ----------------------------------------------------------------------------- errors

@@ -42,6 +42,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from .privacy import events as ev
 from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
+from ._warnings import user_stacklevel
 
 __all__ = ["DPPipeline", "make_pipeline", "check_searchable", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
 
@@ -252,7 +253,7 @@ class DPPipeline(Pipeline):
                     warnings.warn(
                         f"step {name!r} is not a dperm private transformer: if its fit learns from the data "
                         "(scikit-learn's scalers, encoders and imputers do), what it learned is released "
-                        "unprotected and the pipeline is not differentially private", PrivacyWarning, stacklevel=2)
+                        "unprotected and the pipeline is not differentially private", PrivacyWarning, stacklevel=user_stacklevel())
                 Xt = step.fit_transform(Xt, y)
         y_model = y
         self._y_map = None

@@ -50,6 +50,7 @@ from ..result import PrivateFit
 from ._common import start
 from .auto import strongly_convex_smooth
 from .registry import AutoRule, register
+from .._warnings import user_stacklevel
 
 __all__ = ["objective_perturbation", "objective_perturbation_lambda", "default_tolerance", "certified_tolerance",
            "noise_norm_bound", "minimizer_norm_bound"]
@@ -570,7 +571,7 @@ def _public_tolerance(problem: ERMProblem, requested, strong_convexity_J: float,
         warnings.warn(
             f"tolerance={float(requested):.3g} is below what float64 arithmetic can certify for n="
             f"{problem.n_samples} rows in this summation layout; the fit uses {gamma:.3g} instead "
-            "(its output perturbation is calibrated to it)", UserWarning, stacklevel=4)
+            "(its output perturbation is calibrated to it)", UserWarning, stacklevel=user_stacklevel())
     return gamma
 
 

@@ -24,6 +24,7 @@ from . import schedules
 from ._common import check_step_size, check_steps, initial_point, start
 from .auto import strongly_convex_smooth
 from .registry import AutoRule, check_assumptions, get, register
+from .._warnings import user_stacklevel
 
 __all__ = [
     "output_perturbation", "gd_output_perturbation", "gd_sensitivity", "gradient_descent",
@@ -168,7 +169,7 @@ def prepare_output_perturbation(problem: ERMProblem, budget: PrivacyBudget, *, t
             warnings.warn(
                 f"tolerance={float(requested):.3g} is below what float64 arithmetic can certify for n={n} rows in "
                 f"this summation layout; the fit uses {tolerance:.3g} instead (the sensitivity is calibrated to it)",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=user_stacklevel())
     sensitivity = 2.0 * L / (n * mu) + 2.0 * tolerance / mu
     calibration = vector_mechanism(budget, sensitivity, label="output_perturbation", secure=secure,
                                    dim=problem.n_features)  # before the data is read

@@ -37,6 +37,7 @@ from ..problem.passes import record as _record_read
 from ..problem.regularizers import make_regularizer
 from . import _chunks
 from .inputs import as_dask_weights, as_dask_xy
+from .._warnings import user_stacklevel
 
 __all__ = ["DaskERMProblem"]
 
@@ -138,7 +139,7 @@ class DaskERMProblem(ERMProblem):
                 f"some labels exceed the declared label_bound={self.label_bound:g}; they are clipped to it. "
                 "Declare a larger label_bound or rescale the labels.",
                 DataNormWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             label_clip = self.label_bound
         if flags[_chunks.FLAG_CLEARLY]:
@@ -146,7 +147,7 @@ class DaskERMProblem(ERMProblem):
                 f"some rows of X have L2 norm above the declared data_norm={self.data_norm:g}; they are "
                 "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
                 DataNormWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         return bool(flags[_chunks.FLAG_SCALED]), label_clip
 

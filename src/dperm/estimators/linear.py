@@ -23,6 +23,7 @@ from ..problem.losses import Huber, HuberizedHinge, Logistic, Squared
 from ..problem.multinomial import MultinomialLogistic, MultinomialProblem
 from ..inference.estimators import InferenceMixin
 from ._base import DPLinearModelMixin
+from .._warnings import user_stacklevel
 
 __all__ = ["DPLogisticRegression", "DPLinearSVC", "DPHuberRegressor", "DPLinearRegression", "MULTINOMIAL_SOLVERS",
            "SUFFICIENT_STATISTICS_SOLVERS"]
@@ -129,7 +130,7 @@ def resolve_classes(declared, y) -> np.ndarray:
     """The sorted label set: ``declared`` when given, else inferred from ``y`` with a
     PrivacyWarning. Errors never quote a label (labels are data)."""
     if declared is None:
-        warnings.warn(_UNDECLARED_CLASSES, PrivacyWarning, stacklevel=3)
+        warnings.warn(_UNDECLARED_CLASSES, PrivacyWarning, stacklevel=user_stacklevel())
         classes = np.unique(y)
         if len(classes) < 2:
             raise ValueError("y has fewer than 2 distinct labels; a classifier needs samples of at least 2 classes")
@@ -480,7 +481,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
                     f"some targets lie outside the model's target range [{low:g}, {high:g}] (label_bound="
                     f"{float(self.label_bound):g}); they were clipped to it. Declare the targets' public bounds "
                     "with y_bounds=(lo, hi) to fit them in their own units.",
-                    DataNormWarning, stacklevel=2)
+                    DataNormWarning, stacklevel=user_stacklevel())
                 y = np.clip(y, low, high)
         if bounds is None:
             self._warn_if_loss_scale_mismatches()
@@ -514,7 +515,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             f"({float(scale):g}, in target units): targets of that size fall where the loss is linear or flat, "
             "and the fit may predict worse than a constant. Declare the targets' bounds with y_bounds=(lo, hi), "
             "which maps them onto [-label_bound, label_bound] (keep label_bound near the loss's scale).",
-            PrivacyWarning, stacklevel=3)
+            PrivacyWarning, stacklevel=user_stacklevel())
 
     def _check_targets(self, y: np.ndarray) -> None:
         """Raise ValueError for targets outside the loss's domain (none here)."""

@@ -20,6 +20,7 @@ from ..privacy.mechanisms import charging, single_release
 from ..problem.erm import ERMProblem
 from .mechanism import newton_inference, public_outlook
 from .table import CoefficientTable, InferenceWarning
+from .._warnings import user_stacklevel
 
 __all__ = ["InferenceMixin", "INFERENCE_OPTIONS"]
 
@@ -94,14 +95,14 @@ class InferenceMixin:
                                                       if k in ("steps", "covariance", "gradient_share",
                                                                "meat_share", "failure_probability", "separation")})
         if message is not None:
-            warnings.warn(f"{type(self).__name__}: {message}", InferenceWarning, stacklevel=4)
+            warnings.warn(f"{type(self).__name__}: {message}", InferenceWarning, stacklevel=user_stacklevel())
         self.solver_ = "newton_inference"
         with charging(getattr(self, "accountant", None)):  # charged before the data is read
             fit = newton_inference(problem, budget, rng=rng, **options)
         if fit.info["refused"]:
             warnings.warn(f"{type(self).__name__}: the released Hessian did not clear its noise; the intervals are "
                           "refused (infinite). Use a larger epsilon, more rows or fewer features.",
-                          InferenceWarning, stacklevel=4)
+                          InferenceWarning, stacklevel=user_stacklevel())
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
         return fit.coef, 0.0, fit

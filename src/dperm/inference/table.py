@@ -13,12 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import norm
 
+from ..exceptions import InferenceWarning  # defined in the leaf, re-exported here
+
 __all__ = ["CoefficientTable", "InferenceWarning"]
-
-
-class InferenceWarning(UserWarning):
-    """The intervals cannot be trusted at this size and budget (public inputs), or were
-    refused because the released Hessian did not clear its noise."""
 
 
 def _check_alpha(alpha) -> float:

@@ -12,14 +12,10 @@ from ..privacy import events as ev
 from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charge, charging
 from ..privacy.noise import make_rng
+from ..exceptions import PreprocessingNoiseWarning  # defined in the leaf, re-exported here
 
 __all__ = ["PrivateTransformerMixin", "spent_of", "PreprocessingNoiseWarning", "is_dask", "transform_partitions"]
 
-
-class PreprocessingNoiseWarning(UserWarning):
-    """The private statistics of a preprocessing step will be mostly noise at this n and
-    epsilon. Computed from public inputs only (n, the number of draws, epsilon, the grid
-    sizes), before the data is read: it quotes nothing of the data."""
 
 
 def is_dask(X) -> bool:

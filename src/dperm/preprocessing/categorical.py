@@ -53,6 +53,7 @@ from ..privacy import events as ev
 from ..privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 from .cast import MISSING, canonical_label, label_column
+from .._warnings import user_stacklevel
 
 __all__ = ["PrivateOneHotEncoder", "MISSING", "histogram_threshold", "noise_scale"]
 
@@ -242,7 +243,7 @@ class PrivateOneHotEncoder(PrivateTransformerMixin):
             warnings.warn(
                 f"at n={n} rows and this epsilon the category selection keeps only categories with more than about "
                 f"{threshold} rows (more than n/4): declare the categories (or candidates), or give the "
-                "preprocessing a larger share of the budget", PreprocessingNoiseWarning, stacklevel=2)
+                "preprocessing a larger share of the budget", PreprocessingNoiseWarning, stacklevel=user_stacklevel())
         self._charge(event)
         rng = self._rng()
         source = SecureRandom() if rng is None else GeneratorSource(rng)

@@ -17,6 +17,7 @@ from .._validation import check_bounds_pair
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 from .quantiles import (excess_counts, log_grid, quantile_event, range_level, rank_counts, rank_error, round_grid,
                         select_quantile, spread_counts, widening, off_centre_counts, LEVEL_SWITCH)
+from .._warnings import user_stacklevel
 
 __all__ = ["PrivateScaler", "METHODS", "private_range"]
 
@@ -409,7 +410,7 @@ class PrivateScaler(PrivateTransformerMixin):
                 f"private bounds at n={n} rows with epsilon={eps:.3g} per draw will be mostly noise (a draw's "
                 f"rank error can reach {error:.0f} rows, more than n/4): declare bounds for the numeric columns, "
                 "give the preprocessing a larger share of the budget, or use fewer columns", PreprocessingNoiseWarning,
-                stacklevel=3)
+                stacklevel=user_stacklevel())
 
     # ---------------------------------------------------------------------- transform
     def transform(self, X):

@@ -17,6 +17,7 @@ from .categorical import PrivateOneHotEncoder
 from .numeric import PrivateScaler
 from .schema import (ROLE_CAP, check_schema, dtype_role, release_roles, role_epsilon, role_event, role_scale,
                      statistics_of)
+from .._warnings import user_stacklevel
 
 __all__ = ["PrivatePreprocessor", "ROW_NORMS"]
 
@@ -382,7 +383,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                     f"at n={n} rows the private roles of {len(undeclared)} undeclared column(s) would cost more than "
                     f"{ROLE_CAP:g} of the preprocessing's epsilon, so their noise is larger and a column may get the "
                     "wrong role: declare the roles (numeric=[...], categorical=[...]) or the dtypes public "
-                    "(schema='dtypes')", PreprocessingNoiseWarning, stacklevel=2)
+                    "(schema='dtypes')", PreprocessingNoiseWarning, stacklevel=user_stacklevel())
             role_ev = role_event(t, len(undeclared))
             self._charge(role_ev)
             events.append(role_ev)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .numeric import PrivateScaler
 from .quantiles import LEVEL_SWITCH, log_grid, rank_error
+from .._warnings import user_stacklevel
 
 __all__ = ["target_range", "warn_if_target_noisy", "target_share", "TARGET_SHARE_MIN", "TARGET_SHARE_MAX"]
 
@@ -51,7 +52,7 @@ def warn_if_target_noisy(n: int, epsilon: float) -> bool:
             f"the regression target's private range at n={int(n)} rows with epsilon={epsilon:.3g} will be mostly "
             f"noise (a private quantile's rank error can reach {error:.0f} rows): declare the range that holds "
             "most of the target's values, make_pipeline(..., y_bounds=(low, high)), or give it a larger share "
-            "(shares={'y': ...})", NoiseDominatesWarning, stacklevel=4)
+            "(shares={'y': ...})", NoiseDominatesWarning, stacklevel=user_stacklevel())
         return True
     return False
 

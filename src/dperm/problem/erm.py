@@ -26,6 +26,7 @@ from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
 from .passes import record as _record_read
 from .regularizers import Regularizer, make_regularizer
+from .._warnings import user_stacklevel
 
 __all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound", "rounding_floor"]
 
@@ -116,7 +117,7 @@ def row_scales(X, bound: float, *, name: str = "X"):
             f"some rows of {name} have L2 norm above the declared data_norm={bound:g}; they were "
             "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
             DataNormWarning,
-            stacklevel=3,  # the caller of ERMProblem(...)
+            stacklevel=user_stacklevel(),  # the caller of ERMProblem(...)
         )
     return scale, int(clearly.sum())
 
@@ -300,7 +301,7 @@ class ERMProblem:
                     f"some labels exceed the declared label_bound={self.label_bound:g}; they were "
                     "clipped to it. Declare a larger label_bound or rescale the labels.",
                     DataNormWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
                 y = np.clip(y, -self.label_bound, self.label_bound)
         self._set_intercept(intercept_scaling)

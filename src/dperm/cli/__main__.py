@@ -1,0 +1,7 @@
+"""``python -m dperm.cli``: the ``dperm`` command."""
+
+import sys
+
+from ._parser import main
+
+sys.exit(main())
