@@ -138,3 +138,20 @@ def test_regression_target_range_positive_and_predictions_clipped():
     prediction = model.predict(X)
     assert prediction.min() >= low and prediction.max() <= high
     assert model.score(X, y) > 0.2
+
+
+def test_the_share_follows_the_header_and_declarations_not_the_dtypes():
+    """One row's value can turn a column of numbers into an object column (a ``"?"``): the
+    preprocessing's share, which sets every noise scale downstream, must not move with it
+    (it did: the estimated fraction read the dtypes of undeclared columns)."""
+    from dperm.preprocessing import PrivatePreprocessor
+    from dperm.preprocessing.shares import estimated_fraction
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=50), "b": rng.normal(size=50), "c": rng.choice(["p", "q"], 50)})
+    neighbour = X.astype(object)
+    neighbour.loc[7, "b"] = "?"
+    step = PrivatePreprocessor(bounds={"a": (-4, 4)})
+    assert estimated_fraction(step, X) == estimated_fraction(step, neighbour) == pytest.approx(2 / 3)
+    assert estimated_fraction(step, X.to_numpy()) == 1.0  # positions: no column named "a"
+    assert estimated_fraction(PrivatePreprocessor(bounds={"a": (-4, 4)}, drop=["c"]), X) == pytest.approx(0.5)

@@ -13,15 +13,10 @@ and the table's column names and types (the schema), never its values.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["transformer_share", "estimated_fraction"]
 
 MIN_SHARE = 0.05  # a floor, so a step with one estimated column of many still gets a usable budget
-
-
-def _is_numeric(dtype) -> bool:
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 def estimated_fraction(step, X) -> float:
@@ -29,8 +24,9 @@ def estimated_fraction(step, X) -> float:
     :class:`~dperm.preprocessing.PrivatePreprocessor`, its numeric columns without
     declared ``bounds`` and categorical columns without declared ``categories`` or
     ``candidates``, over all its columns; for a :class:`~dperm.preprocessing.
-    PrivateScaler`, its columns without declared bounds. Roles as the preprocessor takes
-    them from the declarations or the dtypes (the schema, public)."""
+    PrivateScaler`, its columns without declared bounds. From the header and the
+    declarations only: never the roles (which may be released) nor the dtypes (data,
+    unless declared public)."""
     from .numeric import PrivateScaler
     from .table import PrivatePreprocessor
 
@@ -48,18 +44,17 @@ def estimated_fraction(step, X) -> float:
             declared_cats = set(params.get("categories") or {}) | set(params.get("candidates") or {})
             if not bounds and not declared_cats:
                 return 1.0
-            if isinstance(X, np.ndarray) or not hasattr(X, "columns"):
-                total = np.shape(X)[1]
-                numeric, categorical = list(range(total)), []
-            elif params.get("numeric") is None and params.get("categorical") is None:
-                numeric = [c for c in X.columns if _is_numeric(X[c].dtype)]
-                categorical = [c for c in X.columns if c not in numeric]
-            else:
-                numeric, categorical = list(params.get("numeric") or []), list(params.get("categorical") or [])
-            columns = len(numeric) + len(categorical)
+            # The header (or the width of an array) and the declarations only: a column's role
+            # may be released privately, and a dtype is data unless declared public, so the
+            # fraction must not depend on either. A column is declared when its bounds or
+            # its categories are, whatever its role; every other column is estimated.
+            names = list(range(np.shape(X)[1])) if not hasattr(X, "columns") else list(X.columns)
+            dropped = set(params.get("drop") or [])
+            kept = [c for c in names if c not in dropped]
+            columns = len(kept)
             if columns == 0:
                 return 1.0
-            estimated = sum(c not in bounds for c in numeric) + sum(c not in declared_cats for c in categorical)
+            estimated = sum(c not in bounds and c not in declared_cats for c in kept)
             return estimated / columns
     except Exception:  # an unusual step or schema: the base share (the step validates its own inputs)
         return 1.0

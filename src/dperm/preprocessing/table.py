@@ -31,12 +31,15 @@ def _is_numeric(dtype) -> bool:
 class PrivatePreprocessor(PrivateTransformerMixin):
     """Private preprocessing of a raw table (pandas DataFrame or NumPy array).
 
-    Column types are the table's *schema* and are treated as public: numeric dtypes go to
-    a :class:`PrivateScaler`, the others (object, string, category, bool) to a
-    :class:`PrivateOneHotEncoder`, unless ``numeric`` / ``categorical`` name the columns.
-    A NumPy array of numbers is all numeric. (Declare the dtypes when they could reveal
-    something, e.g. an integer column that pandas read as float because of a missing
-    value.)
+    Each column's role (numeric, categorical, dropped) is its *schema*
+    (:mod:`dperm.preprocessing.schema`): declared (``numeric=`` or ``bounds=``,
+    ``categorical=``, ``categories=`` or ``candidates=``, ``drop=``; declaring one column
+    never changes another's role), or, for the undeclared columns, taken from the dtypes
+    when ``schema="dtypes"`` declares them public, or else released privately (the
+    default, ``schema="private"``: a noisy count per column, about ``40 / n`` of epsilon a
+    column). A NumPy array of numbers is all numeric by its type. After the schema every
+    map is total: a value that is not a finite number in a numeric column is missing, an
+    unhashable or missing label in a categorical one is missing, and no value raises.
 
     The output is ``[scaled numeric | missing indicators | one-hot blocks]``; its rows are
     then bounded, by ``row_norm``:
@@ -54,7 +57,14 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     Parameters
     ----------
     numeric, categorical : None or list of column names (or indices for arrays)
-        Declared column roles; None: from the dtypes. Other columns are dropped.
+        Declared column roles (free); the other columns keep their own rule.
+    drop : None or list of column names
+        Columns left out of the model (free).
+    schema : {"private", "dtypes"}, default="private"
+        The roles of undeclared columns: released privately (charged, within this
+        step's epsilon), or from the dtypes, which you thereby declare public (the
+        guarantee then holds among tables of those dtypes only; docs/privacy.md,
+        "Totality").
     bounds : dict column -> (low, high), optional
         Declared numeric bounds (free); the other numeric columns are estimated privately.
     categories : dict column -> list, optional
