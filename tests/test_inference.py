@@ -155,6 +155,7 @@ def test_every_release_goes_through_its_event(monkeypatch):
     assert calls == [leaves[3], leaves[0], leaves[4], leaves[1], leaves[5], leaves[6], leaves[2]]
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.InferenceWarning")
 def test_charged_before_the_data_and_refusals_before_any_charge(monkeypatch):
     rng = np.random.default_rng(2)
     X, y, _ = _linear(200, 2, rng)

@@ -161,6 +161,8 @@ def test_dask_frame_gives_the_pandas_fit_chunk_by_chunk():
     assert model.score(X, y) > 0.75
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
+@pytest.mark.filterwarnings("ignore:DPLinearRegression:dperm.exceptions.NoiseDominatesWarning")
 def test_regression_warns_instead_of_refusing_hopeless_private_target_bounds():
     """Issue 30: a target range that will be mostly noise (public inputs) is warned about,
     not refused; the fit goes on and its predictions stay within the range it used."""

@@ -167,6 +167,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("bad", sorted(BAD))
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_bad_weights_are_a_one_line_error_quoting_no_value(bad):
     X, y = data("logistic", n=30)
     s = BAD[bad](30)
@@ -197,6 +198,7 @@ def test_bad_weights_are_a_one_line_error_quoting_no_value(bad):
         assert "1.5" not in message and "-0.25" not in message  # the offending value is data
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.NoiseDominatesWarning")
 def test_estimators_clamp_weights_above_one_into_the_privacy_range():
     X, y = data("logistic", n=30)
     got = dperm.DPLinearSVC(classes=[-1, 1], random_state=0).fit(X, y, sample_weight=np.full(30, 2.0))

@@ -289,6 +289,7 @@ def test_schema_dtypes_trusts_the_dtypes_and_refuses_contradictions_before_any_c
         PrivatePreprocessor(schema="dtype").fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 def test_pandas_extension_and_datetime_columns_all_work():
     rng = np.random.default_rng(0)
     n = 1500
