@@ -610,3 +610,25 @@ def test_a_huge_value_in_a_numeric_column_raises_no_warning_its_neighbour_does_n
                                    accountant=accountant, random_state=0)
         shown.append(_run(lambda: pipe.fit(table, y), accountant)[2])
     assert shown[0] == shown[1], shown
+
+
+# Found by the deep run on the merged tree: a label that is a pandas Series (what
+# ``series.iloc[i] = {"a": 1}`` stores) made PrivateSearch's score raise after its charge.
+@pytest.mark.parametrize("value", [pd.Series({"a": 1}), {"a": 1}, [1, 2], "n/a", float("nan")],
+                         ids=["series", "dict", "list", "text", "nan"])
+def test_private_search_scores_a_label_that_is_no_class_as_a_miss(value):
+    rng = np.random.default_rng(70)
+    n = 90
+    X = pd.DataFrame({"a": rng.normal(20, 8, n), "c": rng.choice(["p", "q"], n)})
+    y = (X["a"] > 20).astype(int).to_numpy().astype(object)
+    y2 = y.copy()
+    y2[47] = value
+    outcomes = []
+    for labels in (y, y2):
+        accountant = BudgetAccountant(1.0, 1e-5)
+        search = PrivateSearch(dperm.make_pipeline(DPLogisticRegression(classes=[0, 1]), bounds={"a": (-10.0, 60.0)},
+                                                   categories={"c": ["p", "q"]}),
+                               {"dplogisticregression__alpha": [0.01, 0.1]}, epsilon=1.0, delta=1e-5,
+                               accountant=accountant, random_state=0)
+        outcomes.append(_run(lambda: search.fit(X, labels), accountant)[0])
+    assert outcomes[0] == outcomes[1] == "ok", outcomes

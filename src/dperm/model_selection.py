@@ -43,6 +43,7 @@ from .privacy.budget import PrivacyBudget, PrivacyWarning
 from .privacy.mechanisms import charge, charging
 from .privacy.exact_sampling import GeneratorSource, SecureRandom, discrete_laplace
 from .privacy.noise import make_rng
+from .preprocessing.cast import MISSING, canonical_label, label_column, match_declared, real_column
 from ._sklearn_search import warn_if_model_selection  # noqa: F401  (used by every fit; re-exported here)
 from ._warnings import user_stacklevel
 
@@ -123,6 +124,34 @@ def _is_pipeline(estimator) -> bool:
 
 def _rows(X, index):
     return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
+def _objects(values) -> np.ndarray:
+    """A 1-D column as an object array (a Series by its values), never by a value's type."""
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy(dtype=object)
+    values = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    return values.ravel() if values.ndim > 1 else values
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a label whose comparison fails is no class: a miss
+        return False
+
+
+def _hits(model, predicted, truth) -> int:
+    """The rows whose prediction is their label, labels compared as the fit matches them
+    (canonical by value, text matched to declared classes, :mod:`dperm.preprocessing.cast`):
+    a label that is no class is a miss, decided by that row alone, and nothing raises."""
+    final = model.steps[-1][1] if _is_pipeline(model) else model
+    predicted = label_column(_objects(predicted))
+    truth = label_column(_objects(truth))
+    classes = getattr(final, "classes", None)
+    if classes is not None:
+        truth = match_declared(truth, [canonical_label(c) for c in classes])
+    return int(sum(1 for p, t in zip(predicted, truth) if t is not MISSING and _same(p, t)))
 
 
 class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
@@ -298,11 +327,14 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         """The integer score plus discrete Laplace noise, back in score units (per row)."""
         m = X.shape[0]
         if is_classifier(model):
-            units = int(np.sum(model.predict(X) == y))  # replace-one sensitivity 1
+            units = _hits(model, model.predict(X), y)  # replace-one sensitivity 1
             sign, per_unit = 1.0, 1.0
         else:
             cap = 4.0 * float(getattr(model, "label_bound", 1.0)) ** 2
-            errors = math.fsum(np.minimum((model.predict(X) - np.asarray(y, dtype=float)) ** 2, cap).tolist())
+            # each row's term in [0, cap] whatever it holds: a target that is not a finite
+            # number (weight 0 in the fit) scores 0, as a map of that row alone
+            squared = np.minimum((model.predict(X) - real_column(_objects(y))) ** 2, cap)
+            errors = math.fsum(np.where(np.isnan(squared), 0.0, squared).tolist())
             units = int(round(errors / cap * _SCORE_UNITS))
             sign, per_unit = -1.0, cap / _SCORE_UNITS
         noisy = units + int(discrete_laplace(source, event.scale, 1)[0])
