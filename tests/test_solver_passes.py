@@ -3,7 +3,6 @@ that it changes only the path (the released point is within the certified tolera
 the exact minimizer either way), its pass counts, and the same passes on Dask."""
 
 import importlib
-import math
 import warnings
 
 import numpy as np
