@@ -209,9 +209,13 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
+        declared = self.classes is not None
+        if declared:  # a label outside them (NaN too) gets weight 0, before any check of y's values
+            self.classes_ = resolve_classes(self.classes, y[:0])
+            y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, True)
         check_classification_targets(y)
-        self.classes_ = resolve_classes(self.classes, y if self.classes is None else y[:0])
-        y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, self.classes is not None)
+        if not declared:  # the label set from y: public by that choice (warned)
+            self.classes_ = resolve_classes(None, y)
         sample_weight = self._class_weighted(sample_weight, y)
         k = len(self.classes_)
         rng = self._rng()
@@ -388,6 +392,18 @@ class DPLinearSVC(_DPClassifier):
 
 
 
+def _real_targets(y) -> np.ndarray:
+    """A regression target as float64, a value that is not a number NaN (each by itself:
+    a numeric vector is cast as it is; an object vector value by value by the total cast
+    of :func:`dperm.preprocessing.cast.real_column`, never an error quoting a value)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "biuf":
+        return y.astype(np.float64)
+    from ..preprocessing.cast import real_column
+
+    return real_column(np.asarray(y, dtype=object))
+
+
 def _check_y_bounds(y_bounds) -> tuple[float, float] | None:
     """``(lo, hi)`` with finite lo < hi, or None; a clear error otherwise (before any budget
     is spent; no data involved)."""
@@ -465,8 +481,16 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         bounds = _check_y_bounds(self.y_bounds)
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
-        y = np.asarray(y, dtype=np.float64)
+        y = _real_targets(y)  # a value that is not a number: NaN
         low, high = self._target_range()
+        # totality (docs/privacy.md): a target that is not a finite number gets weight 0 (in
+        # memory) or, on Dask data (where a weight vector would change which solvers can
+        # run), the middle of the target range; each row by itself, nothing said
+        missing = ~np.isfinite(y)
+        if missing.any():
+            y = np.where(missing, 0.5 * (low + high) if bounds is None else 0.5 * sum(bounds), y)
+            if not is_dask_collection(X):
+                sample_weight = np.where(missing, 0.0, 1.0 if sample_weight is None else sample_weight)
         if bounds is not None:
             lo, hi = bounds
             scale = (hi - lo) / (high - low)  # original units per model unit
@@ -475,7 +499,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             y = np.clip(y, low, high)  # rounding
         else:
             scale, offset = 1.0, 0.0
-            self._check_targets(y)
             if np.any((y < low) | (y > high)):  # the existing contract: clip, and say how to avoid it
                 warnings.warn(
                     f"some targets lie outside the model's target range [{low:g}, {high:g}] (label_bound="
@@ -516,9 +539,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             "and the fit may predict worse than a constant. Declare the targets' bounds with y_bounds=(lo, hi), "
             "which maps them onto [-label_bound, label_bound] (keep label_bound near the loss's scale).",
             PrivacyWarning, stacklevel=user_stacklevel())
-
-    def _check_targets(self, y: np.ndarray) -> None:
-        """Raise ValueError for targets outside the loss's domain (none here)."""
 
     def predict(self, X):
         return self._decision(X)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import DataNormWarning, check_matrix, check_positive, check_sample_weight, check_vector
+from .._validation import DataNormWarning, check_matrix, check_positive, check_sample_weight, total_labels
 from .constraints import Constraint, L2Ball, make_constraint
 from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
@@ -290,9 +290,10 @@ class ERMProblem:
         self.constraint: Constraint = make_constraint(constraint)
         self.data_norm = check_positive("data_norm", data_norm)
         self.label_bound = check_positive("label_bound", label_bound)
-        X = check_matrix(X, min_rows=2)
-        y = check_vector(y, X.shape[0])
-        self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        X = check_matrix(X, min_rows=2)  # a NaN or infinite entry is 0 (totality)
+        # a NaN label (a binary loss: one outside {-1, +1}) gets weight 0 (totality)
+        y, self.sample_weight = total_labels(y, X.shape[0], check_sample_weight(sample_weight, X.shape[0]),
+                                             binary=self.loss.binary)
         self.loss.check_labels(y)
         if not self.loss.binary:
             over = np.abs(y) > self.label_bound * (1 + 1e-12)
