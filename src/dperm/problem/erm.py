@@ -41,8 +41,9 @@ def _row_norms(X) -> np.ndarray:
     1e154) is measured again scaled by its largest magnitude."""
     if sp.issparse(X):  # squares summed in float64, as for dense rows
         X = sp.csr_matrix(X)
-        squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
-        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+        with np.errstate(over="ignore"):  # an overflow is measured again below (and says nothing)
+            squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
+            norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
     elif X.dtype == np.float64:
         with np.errstate(over="ignore"):
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
