@@ -54,7 +54,11 @@ _COMMON_PARAMS_DOC = """
         :func:`dperm.defaults.auto_alpha`. The value used is stored in ``alpha_``.
     data_norm : float, default=1.0
         Declared public bound on the L2 norm of each row of X; rows above it are
-        clipped (with a warning). Never estimated from the data.
+        clipped (with a warning). Never estimated from the data. A NaN or infinite
+        entry of X (dense, float32, sparse, Dask) is a missing value imputed by 0, in
+        ``fit`` and ``predict``, never an error: a refusal would depend on one row and
+        release it (docs/privacy.md, "Totality"); impute first if 0 is not a sensible
+        value for a feature.
     fit_intercept : bool, default=True
         Append a constant feature ``intercept_scaling``; the learner's row-norm bound
         becomes ``sqrt(data_norm^2 + intercept_scaling^2)``.
@@ -81,9 +85,9 @@ _CLASSES_DOC = """
         (``classes_``, the shape of ``coef_``, the per-class budget), so it must not come
         from the data: declare it. When None, it is taken from ``y`` with a
         ``PrivacyWarning`` (the label set is then treated as public, unprotected). A label
-        of ``y`` outside a declared set is an error; a declared label absent from ``y`` is
-        fine (its one-vs-rest model or its column of the multinomial model is fit all the
-        same).
+        of ``y`` outside a declared set (NaN too) gives its row weight 0, without a word
+        (an error would release the row); a declared label absent from ``y`` is fine (its
+        one-vs-rest model or its column of the multinomial model is fit all the same).
     class_weight : dict or None, default=None
         Declared (public) weights of the classes, ``{label: weight >= 0}``; labels left
         out weigh 1. Scaled into [0, 1] by the largest weight and multiplied into
@@ -205,7 +209,9 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         (see the parameter).
 
         ``sample_weight``: per-example weights in [0, 1] (or None), passed to the fit (to
-        every one-vs-rest fit); the guarantee is unchanged (docs/estimators.md)."""
+        every one-vs-rest fit); the guarantee is unchanged (docs/estimators.md). A weight
+        that is NaN or infinite is 0, and every weight is clamped into [0, 1], each by
+        itself and without a word (docs/privacy.md, "Totality")."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
@@ -475,8 +481,14 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         noise will dominate the fit, a :class:`~dperm.expectations.NoiseDominatesWarning`
         says so (:func:`dperm.expectations.noise_dominates`).
 
+        A target that is not a finite number (NaN, +-inf; in an object vector, a value
+        that does not cast to one) gives its row weight 0, or, with Dask X (where a weight
+        vector would change which solvers can run), the middle of the target range: each
+        row by itself, never an error (docs/privacy.md, "Totality").
+
         ``sample_weight``: per-example weights in [0, 1] (or None); the guarantee is
-        unchanged (docs/estimators.md)."""
+        unchanged (docs/estimators.md). NaN and infinite weights are 0, and every weight is
+        clamped into [0, 1], without a word."""
         budget = self._budget()
         bounds = _check_y_bounds(self.y_bounds)
         X, y = self._validate_xy(X, y)

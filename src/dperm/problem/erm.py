@@ -228,8 +228,12 @@ class ERMProblem:
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Features; dense float32 / float64 or SciPy sparse (kept as CSR). pandas accepted.
+        A NaN or infinite entry is 0 (a missing value; no copy of a finite X), never an
+        error (docs/privacy.md, "Totality").
     y : array-like of shape (n_samples,)
-        Labels: in {-1, +1} for binary losses, real with |y| <= label_bound otherwise.
+        Labels: in {-1, +1} for binary losses, real with |y| <= label_bound otherwise. A
+        label that is not a finite number, or (binary losses) not -1 or +1, gives its row
+        weight 0 (``sample_weight`` made if None), never an error.
     loss : str or MarginLoss
         ``"logistic"``, ``"huberized_hinge"``, ``"hinge"``, ``"squared"``, ``"huber"``,
         ``"sigmoid_squared"``, ``"biweight"`` or a loss object.
@@ -249,7 +253,7 @@ class ERMProblem:
         ``(x_i, intercept_scaling)``, so the features are clipped to
         ``sqrt(data_norm^2 - intercept_scaling^2)``; ``|intercept_scaling| < data_norm``.
     sample_weight : array-like of shape (n_samples,) or None, default=None
-        Per-example weights ``s_i`` in [0, 1] (anything else is an error):
+        Per-example weights ``s_i`` in [0, 1] (NaN and inf are 0, others clamped into it):
         ``F(w) = (1/n) sum_i s_i f(w; x_i, y_i) + r(w)``, divided by n (public), never by
         the sum of the weights (data). Every per-example quantity (value, slope, curvature,
         gradient) is multiplied by ``s_i``; the constants are unchanged, since
