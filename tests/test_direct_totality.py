@@ -156,16 +156,20 @@ def test_an_estimator_fits_every_neighbour_of_a_numeric_array_alike(name, fmt):
         _same(base, other, f"y[{ROW}] = {label}")
         fixed = y.copy()
         fixed[ROW] = 1.0 if name in CLASSIFIERS else 0.5 if name == "DPGLMRegressor" else 0.0
-        if not dask or name in CLASSIFIERS:  # in memory, the row's weight is 0
+        if not dask:  # in memory, the row's weight is 0
             weights = np.where(np.arange(N) == ROW, 0.0, 1.0)
             want = _fit(lambda a: _estimator(name, a), _as(fmt, X), fixed, sample_weight=weights)
-        else:  # on Dask data, the middle of the target range (no weight vector: the same solvers)
+        else:  # on Dask data, the middle of the target range or the first class (no weight vector)
+            fixed[ROW] = 0.0 if name in CLASSIFIERS else fixed[ROW]
             want = _fit(lambda a: _estimator(name, a), _as(fmt, X), fixed)
         np.testing.assert_allclose(_coef(other[2]), _coef(want[2]), rtol=1e-10, atol=1e-12)
-    if name in CLASSIFIERS:  # a label outside the declared classes: weight 0, nothing said
+    if name in CLASSIFIERS:  # a label outside the declared classes: weight 0 (Dask: the first class)
         bad_y = y.copy()
         bad_y[ROW] = 7.0
         _same(base, _fit(lambda a: _estimator(name, a), _as(fmt, X), bad_y), f"y[{ROW}] = 7 (not a class)")
+        if dask:  # and a solver that takes no weights on Dask data runs on both neighbours alike
+            mini = lambda a: ESTIMATORS[name](random_state=3, accountant=a, classes=[0.0, 1.0], solver="dp_sgd")
+            _same(_fit(mini, _as(fmt, X), y), _fit(mini, _as(fmt, X), bad_y), f"dp_sgd, y[{ROW}] = 7")
     weighted = _fit(lambda a: _estimator(name, a), _as(fmt, X), y, sample_weight=np.full(N, 0.5))
     for label, value in _values(NUMERIC_VALUES, fmt):
         weights = np.full(N, 0.5)

@@ -86,7 +86,9 @@ _CLASSES_DOC = """
         from the data: declare it. When None, it is taken from ``y`` with a
         ``PrivacyWarning`` (the label set is then treated as public, unprotected). A label
         of ``y`` outside a declared set (NaN too) gives its row weight 0, without a word
-        (an error would release the row); a declared label absent from ``y`` is fine (its
+        (an error would release the row; with Dask X, where a weight vector would change
+        which solvers can run, it is read as the first declared class); a declared label
+        absent from ``y`` is fine (its
         one-vs-rest model or its column of the multinomial model is fit all the same).
     class_weight : dict or None, default=None
         Declared (public) weights of the classes, ``{label: weight >= 0}``; labels left
@@ -218,7 +220,10 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         declared = self.classes is not None
         if declared:  # a label outside them (NaN too) gets weight 0, before any check of y's values
             self.classes_ = resolve_classes(self.classes, y[:0])
-            y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, True)
+            if is_dask_collection(X):  # a weight vector would change which solvers run: the first class
+                y = np.where(np.isin(y, self.classes_), y, self.classes_[0])
+            else:
+                y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, True)
         check_classification_targets(y)
         if not declared:  # the label set from y: public by that choice (warned)
             self.classes_ = resolve_classes(None, y)
