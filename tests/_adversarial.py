@@ -141,3 +141,18 @@ CSV_LINES = [
     ("many fields", lambda width: b"," * 1000),
     ("huge line", lambda width: b",".join([b"9" * 50_000] * width)),
 ]
+
+# Values of a numeric array (a float64 or float32 matrix, a label or weight vector) for the
+# direct fits on arrays (estimators, dperm.minimize, PrivateScaler): what one private row
+# can hold once the array's dtype is fixed.
+NUMERIC_VALUES = [
+    ("nan", np.nan),
+    ("inf", np.inf),
+    ("-inf", -np.inf),
+    ("1e308", 1e308),
+    ("-1e308", -1e308),
+    ("float32 max", float(np.finfo(np.float32).max)),
+    ("tiny", 5e-324),
+    ("minus zero", -0.0),
+    ("1e-300", 1e-300),
+]

@@ -267,7 +267,7 @@ def test_algorithms_not_proven_for_the_multinomial_problem_refuse_it(name):
 def test_sample_weights_in_the_unit_interval_keep_the_sensitivity():
     """Weighted rows: derivatives still match finite differences, the constants are those
     of the unweighted problem, and neighbours differing in one record (row, label and
-    weight) have mean gradients within 2L/n; weights outside [0, 1] are an error."""
+    weight) have mean gradients within 2L/n; weights outside [0, 1] are clamped into it."""
     X, y = _data(seed=4, k=3)
     weights = np.random.default_rng(4).uniform(0, 1, len(y))
     problem = MultinomialProblem(X, y, 3, ("l2", 0.05), data_norm=1.0, sample_weight=weights)
@@ -289,9 +289,13 @@ def test_sample_weights_in_the_unit_interval_keep_the_sensitivity():
         other = problem.replace_row(i, -X[i], (int(y[i]) + 1) % 3, weight=float(trial % 2))
         u = rng.normal(size=problem.n_features) * 3
         assert np.linalg.norm(problem.gradient(u) - other.gradient(u)) <= bound
-    for bad in (np.full(len(y), 1.5), -weights, np.full(len(y), np.nan), weights[:-1]):
-        with pytest.raises(ValueError, match="sample_weight"):
-            MultinomialProblem(X, y, 3, data_norm=1.0, sample_weight=bad)
+    # a weight is private: mapped into [0, 1] (NaN: 0), never refused (totality); a wrong shape is public
+    for bad, mapped in ((np.full(len(y), 1.5), np.ones(len(y))), (-weights, np.zeros(len(y))),
+                        (np.full(len(y), np.nan), np.zeros(len(y)))):
+        np.testing.assert_array_equal(MultinomialProblem(X, y, 3, data_norm=1.0, sample_weight=bad).sample_weight,
+                                      mapped)
+    with pytest.raises(ValueError, match="sample_weight"):
+        MultinomialProblem(X, y, 3, data_norm=1.0, sample_weight=weights[:-1])
 
 
 def test_multinomial_estimator_passes_sample_weight_to_its_problem():

@@ -5,7 +5,9 @@ text, bool, pandas ``category``, nullable ``Int64`` and ``boolean``, ``datetime`
 its replace-one neighbour: one row rewritten with values of the adversarial catalogue
 (tests/_adversarial.py), in the features, the target or (for CSV files) the whole line.
 Then, for ``dperm.make_pipeline`` on each estimator, ``PrivateSearch`` over a pipeline,
-and ``dperm fit`` / ``dperm predict`` on the two CSV files, with the same seed:
+and ``dperm fit`` / ``dperm predict`` on the two CSV files, with the same seed (and, on
+numeric arrays, for each estimator, ``dperm.minimize`` and ``PrivateScaler``, one row's
+entries, label and weight rewritten with ``NUMERIC_VALUES``):
 
 * both neighbours succeed, or both are refused with the same message (a refusal decided
   by public inputs only: the header, the declarations, n, the budget);
@@ -54,8 +56,8 @@ from _adversarial import CSV_FIELDS, CSV_LINES, PYTHON_VALUES
 pytestmark = pytest.mark.filterwarnings("default::UserWarning")
 
 DEEP = os.environ.get("DPERM_FUZZ", "") == "deep"
-_DEFAULT_EXAMPLES = {"pipeline": 3, "search": 2, "cli_fit": 3, "cli_predict": 2}
-_DEEP_EXAMPLES = {"pipeline": 60, "search": 25, "cli_fit": 80, "cli_predict": 40}
+_DEFAULT_EXAMPLES = {"pipeline": 3, "search": 2, "cli_fit": 3, "cli_predict": 2, "direct": 12}
+_DEEP_EXAMPLES = {"pipeline": 60, "search": 25, "cli_fit": 80, "cli_predict": 40, "direct": 400}
 
 
 def _settings(target: str):
@@ -345,6 +347,121 @@ def test_make_pipeline_is_total_on_neighbours(estimator_name, data):
 @given(data=st.data())
 def test_private_search_over_a_pipeline_is_total_on_neighbours(data):
     _fuzz_pipeline(data, "DPLogisticRegression", search=True)
+
+
+# ----------------------------------------------------------------------------- direct fits on arrays
+# The estimators, dperm.minimize and PrivateScaler on numeric arrays (docs/privacy.md,
+# "Totality": the array's shape and dtype and the declared bounds and classes are the
+# schema). One row's entries of X, its label and its weight are rewritten with values of
+# tests/_adversarial.py NUMERIC_VALUES. The base table has two rows above data_norm and
+# (regressors) two targets beyond the target range, as raw data has, so the clipping
+# warnings, whose presence says that some row is above a bound (docs/privacy.md), are
+# shown for both tables and compared like every other warning. Dask inputs are in
+# tests/test_direct_totality.py (each fit builds a graph: too slow for many examples).
+DIRECT_TARGETS = sorted(ESTIMATORS) + ["minimize", "PrivateScaler"]
+
+
+def _direct_make(target: str, accountant, loss: str):
+    if target == "PrivateScaler":
+        from dperm.preprocessing import PrivateScaler
+
+        return PrivateScaler(epsilon=1.0, random_state=0, accountant=accountant, missing_indicator=True)
+    if target == "minimize":
+        class Minimize:
+            def fit(self, X, y, sample_weight=None):
+                self.fit_ = dperm.minimize(X, y, loss=loss, regularizer=("l2", 0.1), epsilon=1.0, delta=1e-5,
+                                           random_state=0, accountant=accountant, sample_weight=sample_weight)
+                return self
+        return Minimize()
+    kwargs = {"classes": [0.0, 1.0]} if target in CLASSIFIERS else {}
+    return ESTIMATORS[target](random_state=0, accountant=accountant, **kwargs)
+
+
+def _direct_structure(target: str, model) -> dict:
+    if target == "PrivateScaler":
+        return {"centre": np.shape(model.centre_), "method": model.method_, "level": model.level_,
+                "event": repr(model.event_), "spent": repr(model.privacy_spent_)}
+    if target == "minimize":
+        fit = model.fit_
+        return {"coef": np.shape(fit.coef), "algorithm": fit.algorithm, "hyper": repr(fit.hyperparameters),
+                "event": repr(fit.event), "spent": repr(fit.privacy_spent)}
+    return {"attributes": sorted(k for k in vars(model) if k.endswith("_") and not k.startswith("_")),
+            "coef": np.shape(model.coef_), "intercept": np.shape(model.intercept_),
+            "classes": repr(getattr(model, "classes_", None)), "alpha": getattr(model, "alpha_", None),
+            "solver": getattr(model, "solver_", None), "spent": repr(model.privacy_spent_),
+            "fits": [(f.algorithm, repr(f.hyperparameters), repr(f.event)) for f in model.fits_]}
+
+
+@_settings("direct")
+@given(data=st.data())
+def test_direct_fits_on_arrays_are_total_on_neighbours(data):
+    import scipy.sparse as sp
+
+    from _adversarial import NUMERIC_VALUES
+
+    target = data.draw(st.sampled_from(DIRECT_TARGETS))
+    fmt = data.draw(st.sampled_from(["dense", "float32", "csr"] if target != "PrivateScaler" else ["dense"]))
+    n, d, seed = data.draw(st.integers(40, 120)), data.draw(st.integers(1, 4)), data.draw(st.integers(0, 2**16))
+    loss = data.draw(st.sampled_from(["logistic", "huber"])) if target == "minimize" else None
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0, 0.4, (n, d))
+    X[:2] = 5.0  # two rows above data_norm in both tables
+    if target in CLASSIFIERS:
+        y = (X[:, 0] + rng.normal(0, 0.3, n) > 0).astype(float)
+    elif target == "minimize" and loss == "logistic":
+        y = np.where(X[:, 0] + rng.normal(0, 0.3, n) > 0, 1.0, -1.0)
+    elif target == "DPGLMRegressor":
+        y = rng.uniform(0, 1, n)
+        y[:2] = (1.5, -0.5)  # outside [0, 1] in both tables
+    else:
+        y = np.clip(rng.normal(0, 0.5, n), -0.9, 0.9)
+        y[:2] = (3.0, -3.0)  # beyond label_bound in both tables
+    row = data.draw(st.integers(2, n - 1))
+    keys = [("x", j) for j in range(d)] + ([] if target == "PrivateScaler" else [("y", 0), ("w", 0)])
+    cells = data.draw(st.lists(st.sampled_from(keys), min_size=1, max_size=3, unique=True))
+    values = {key: data.draw(st.sampled_from(NUMERIC_VALUES + [("two", 2.0), ("seven", 7.0), ("-1", -1.0)]))
+              for key in cells}
+    weighted = ("w", 0) in cells
+    X2, y2, w1 = X.copy(), y.copy(), np.full(n, 0.5) if weighted else None
+    w2 = None if w1 is None else w1.copy()
+    for (kind, j), (_, value) in values.items():
+        if kind == "x":
+            X2[row, j] = value
+        elif kind == "y":
+            y2[row] = value
+        else:
+            w2[row] = value
+
+    def as_format(M):
+        if fmt == "float32":
+            with np.errstate(over="ignore"):
+                return M.astype(np.float32)
+        if fmt == "csr":
+            S = sp.csr_matrix(np.where(M == 0, 1.0, M))  # every entry stored, then the true values
+            S.data[:] = M.ravel()
+            return S
+        return M
+
+    PAIRS[f"direct {target}"] += 1
+    outcomes = []
+    for X_, y_, w_ in ((X, y, w1), (X2, y2, w2)):
+        accountant = BudgetAccountant(10.0, 1e-3)
+        model = _direct_make(target, accountant, loss)
+        args = (as_format(X_),) if target == "PrivateScaler" else (as_format(X_), y_)
+        kwargs = {} if w_ is None else {"sample_weight": w_}
+        outcome, fitted, shown = _run(lambda: model.fit(*args, **kwargs), accountant)
+        structure = _direct_structure(target, fitted) if outcome == "ok" else None
+        outcomes.append((outcome, structure, shown, [repr(e) for e in accountant.events]))
+    note = {"target": target, "format": fmt, "n": n, "d": d, "seed": seed, "row": row,
+            "cells": {f"{k}{j}": name for (k, j), (name, _) in values.items()}, "loss": loss}
+    try:
+        (o1, s1, w1_, e1), (o2, s2, w2_, e2) = outcomes
+        assert o1 == o2 == "ok", f"a direct fit failed: {o1!r} against {o2!r}"
+        assert s1 == s2, f"released structure differs: {s1} against {s2}"
+        assert w1_ == w2_, f"warnings differ: {w1_} against {w2_}"
+        assert e1 == e2, "the events charged differ"
+    except AssertionError as error:
+        _found(f"direct {target}", note, error)
 
 
 # ----------------------------------------------------------------------------- CSV files

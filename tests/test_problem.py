@@ -897,9 +897,9 @@ def test_replace_row(sparse):
     Xr = r.X.toarray() if sparse else r.X
     assert np.linalg.norm(Xr[0]) <= p.data_norm
     np.testing.assert_allclose(Xr[0], np.full(5, p.data_norm / math.sqrt(5)), rtol=1e-12)
-    # bad labels for the loss are refused
-    with pytest.raises(ValueError):
-        p.replace_row(0, x_new, 0.0)
+    # a label outside the loss's domain gets weight 0 (totality), never an error
+    z = p.replace_row(0, x_new, 0.0)
+    assert z.sample_weight[0] == 0.0 and np.all(z.sample_weight[1:] == 1.0)
 
 
 CONSTANT_CASES = [
@@ -1189,27 +1189,43 @@ def _good():
     return unit_rows(rng, 10, 3), np.where(rng.random(10) < 0.5, 1.0, -1.0)
 
 
-@pytest.mark.parametrize("value,kind", [(np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite")])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_non_finite_X_is_rejected(value, kind, sparse):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_non_finite_X_is_a_missing_value_imputed_by_zero(value, sparse, dtype):
+    """Totality: a NaN or infinite entry is 0 (docs/privacy.md), never refused; a finite X is
+    not copied (the finite-sum check)."""
     X, y = _good()
-    X[4, 1] = value
-    with pytest.raises(ValueError, match=kind):
-        ERMProblem(sp.csr_matrix(X) if sparse else X, y)
+    X = X.astype(dtype)
+    clean = ERMProblem(sp.csr_matrix(X) if sparse else X, y)
+    if not sparse:
+        assert np.shares_memory(clean.X, X)
+    bad = X.copy()
+    bad[4, 1] = value
+    p = ERMProblem(sp.csr_matrix(bad) if sparse else bad, y)
+    want = X.copy()
+    want[4, 1] = 0.0
+    got = p.X.toarray() if sparse else p.X
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == dtype
+    assert np.isnan(bad[4, 1]) or np.isinf(bad[4, 1])  # the caller's X is untouched
 
 
 def test_bad_labels_are_rejected():
     X, y = _good()
     with pytest.raises(ValueError, match="9 entries but X has 10 rows"):
         ERMProblem(X, y[:9])
-    with pytest.raises(ValueError, match="NaN or infinite"):
-        ERMProblem(X, np.where(np.arange(10) == 3, np.nan, y), "squared")
+    # totality: a label that is not a finite number (a binary loss: not -1/+1) gets weight 0
+    for value in (np.nan, np.inf, -np.inf):
+        p = ERMProblem(X, np.where(np.arange(10) == 3, value, y), "squared")
+        np.testing.assert_array_equal(p.sample_weight, np.where(np.arange(10) == 3, 0.0, 1.0))
+        assert np.isfinite(p.y).all()
     y01 = (y > 0).astype(float)
     for loss in ("logistic", "hinge", "huberized_hinge"):
-        with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
-            ERMProblem(X, y01, loss)
-    with pytest.raises(ValueError):
-        ERMProblem(X, y * 0.5, "logistic")
+        p = ERMProblem(X, y01, loss)
+        np.testing.assert_array_equal(p.sample_weight, np.where(y01 == 1.0, 1.0, 0.0))
+    assert ERMProblem(X, y, "logistic").sample_weight is None  # clean labels: unweighted, as before
+    assert not ERMProblem(X, y * 0.5, "logistic").sample_weight.any()
     with pytest.raises(TypeError):
         ERMProblem(X, np.array(["a"] * 10))
     with pytest.raises(ValueError):

@@ -1,6 +1,9 @@
 """Input validation shared by the problem layer, the estimators and the CLI.
 
-Bad input gets a clear exception naming the problem, never a silent wrong answer.
+Bad public input (a shape, a type, a parameter) gets a clear exception naming the
+problem, never a silent wrong answer. The values of a private record (an entry of X, a
+label, a weight) are never refused: a refusal that depends on one row releases that row.
+They are mapped, each by itself (docs/privacy.md, "Totality").
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = [
-    "check_matrix", "check_vector", "check_positive", "check_fraction", "check_sample_weight", "DataNormWarning",
+    "check_matrix", "check_vector", "finite_features", "total_labels", "check_positive", "check_fraction", "check_sample_weight", "DataNormWarning",
     "non_numeric_columns_error", "check_bounds_pair",
 ]
 
@@ -44,13 +47,13 @@ def check_matrix(X, *, name: str = "X", min_rows: int = 1) -> np.ndarray | sp.cs
     """A finite 2-D float matrix: dense ndarray (float32 kept, else float64) or CSR.
 
     pandas DataFrames and other array-likes are converted; any SciPy sparse format is
-    converted to CSR.
+    converted to CSR. The shape and the dtype are the caller's (public) and are checked;
+    a NaN or infinite entry is not refused but mapped to 0 (:func:`finite_features`).
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
-        data = X.data
         shape = X.shape
     else:
         if hasattr(X, "to_numpy") and hasattr(X, "dtypes"):  # pandas, without importing it
@@ -68,20 +71,35 @@ def check_matrix(X, *, name: str = "X", min_rows: int = 1) -> np.ndarray | sp.cs
                 + (" (reshape a single feature with X.reshape(-1, 1))" if X.ndim == 1 else "")
             )
         X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in (np.float32, np.float64) else np.float64)
-        data = X
         shape = X.shape
     if shape[0] < min_rows:
         raise ValueError(f"{name} has {shape[0]} row(s); at least {min_rows} are required")
     if shape[1] < 1:
         raise ValueError(f"{name} has 0 features; at least 1 is required")
-    # A finite sum means every value is finite (NaN and inf propagate), with no temporary
-    # of X's size; only a non-finite sum (or an overflow) takes the elementwise check.
+    return finite_features(X)
+
+
+def finite_features(X):
+    """``X`` (a validated float ndarray or CSR matrix) with every NaN or infinite entry
+    replaced by 0: the total map of a direct fit on numeric arrays (docs/privacy.md,
+    "Totality"). A non-finite value is a missing one, and 0 is the imputation that reads
+    no other row (the estimators' rows are clipped to ``data_norm`` around 0, so 0 is also
+    the value that moves a row least). A refusal would tell whether some row holds such a
+    value; nothing is said.
+
+    No copy of X when every value is finite: a finite sum means every value is finite
+    (NaN and inf propagate), with no temporary of X's size; only a non-finite sum (a
+    non-finite value, or an overflow of finite ones) takes the elementwise check, and only
+    a non-finite value makes the copy (of the stored values of a sparse matrix)."""
+    data = X.data if sp.issparse(X) else X
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.sum(data, dtype=np.float64)
-    if not np.isfinite(total) and not np.all(np.isfinite(data)):
-        kind = "NaN" if np.isnan(data).any() else "infinite"
-        raise ValueError(f"{name} contains {kind} values; remove or impute them first")
-    return X
+    if np.isfinite(total) or np.all(np.isfinite(data)):
+        return X
+    finite = np.where(np.isfinite(data), data, data.dtype.type(0))
+    if sp.issparse(X):
+        return sp.csr_matrix((finite, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    return np.ascontiguousarray(finite)
 
 
 def label_vector(y, n: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
@@ -105,11 +123,35 @@ def label_vector(y, n: int, *, name: str = "y", numeric: bool = True) -> np.ndar
 
 
 def check_vector(y, n: int, *, name: str = "y") -> np.ndarray:
-    """A finite 1-D float64 vector of length ``n``."""
+    """A finite 1-D float64 vector of length ``n`` (for public vectors; a private target
+    goes through :func:`total_labels`)."""
     y = label_vector(y, n, name=name)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return y
+
+
+def total_labels(y, n: int, sample_weight: np.ndarray | None, *, binary: bool):
+    """The labels of a direct fit made total (docs/privacy.md, "Totality"): ``(y, weights)``
+    with ``y`` a float64 vector of length ``n`` (its length and numeric type are public
+    and checked) and each row's label mapped by itself, without a message:
+
+    - a label that is not a finite number (NaN, +-inf), and for a binary loss any label
+      other than -1 and +1, gets weight 0 (the row stays and n does not change; its label
+      is set to 0, or +1 for a binary loss, a value that is then irrelevant);
+    - a finite label beyond ``label_bound`` is the problem's to clamp, as before.
+
+    ``sample_weight`` is a checked weight vector or None; None stays None when no label
+    needs weight 0 (the fit is then unweighted, as before)."""
+    y = label_vector(y, n)
+    bad = ~np.isfinite(y)
+    if binary:
+        bad |= (y != 1.0) & (y != -1.0)
+    if not bad.any():
+        return y, sample_weight
+    y = np.where(bad, 1.0 if binary else 0.0, y)
+    weights = np.ones(n) if sample_weight is None else sample_weight
+    return y, np.where(bad, 0.0, weights)
 
 
 def check_bounds_pair(pair, what: str) -> tuple[float, float]:
@@ -144,23 +186,20 @@ def non_numeric_columns_error(X) -> ValueError:
 
 def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     """Per-example weights as a float64 vector of length ``n`` with every entry in [0, 1],
-    or ``None`` (unweighted); a clear one-line error otherwise.
+    or ``None`` (unweighted). Its shape and type are public and checked (a clear error);
+    its values are private (part of each record), so they are mapped, never refused
+    (docs/privacy.md, "Totality"): NaN and +-inf become 0 and every weight is clamped
+    into [0, 1], each by itself and without a message.
 
     Weights are part of each private record, so a weight outside [0, 1] would break the
     replace-one sensitivity the constants give (a weight w scales that record's gradient
-    by w). Errors name the condition, never a value or a count (both are data).
+    by w): the clamp keeps every weight where the constants hold.
     """
     if sample_weight is None:
         return None
     if sp.issparse(sample_weight):
         raise TypeError("sample_weight must be a 1-D array of length n_samples, not a sparse matrix")
     w = label_vector(sample_weight, n, name="sample_weight")
-    if not np.all(np.isfinite(w)):
-        raise ValueError("sample_weight contains NaN or infinite values; weights must be in [0, 1]")
-    if np.any(w < 0) or np.any(w > 1):
-        raise ValueError(
-            "sample_weight must be in [0, 1]: a weight outside it would change one record's "
-            "influence beyond the declared bounds the privacy guarantee rests on; rescale the "
-            "weights to [0, 1] (e.g. divide by a public upper bound)"
-        )
-    return w
+    if np.all((w >= 0.0) & (w <= 1.0)):  # NaN fails both: the common case costs no copy
+        return w
+    return np.clip(np.where(np.isfinite(w), w, 0.0), 0.0, 1.0)

@@ -34,7 +34,14 @@ def minimize(
     Parameters
     ----------
     X, y : array-like
-        Data (dense, pandas or SciPy sparse) and labels.
+        Data (dense, pandas, SciPy sparse or Dask) and labels. Their shapes and numeric
+        type are public and checked; their values are private and mapped, never refused
+        (a refusal would depend on one row: docs/privacy.md, "Totality"): a NaN or
+        infinite entry of X is 0 (a missing value imputed without reading other rows; no
+        copy of a finite X); a label that is not a finite number, or for a binary loss a
+        label other than -1 and +1, gives its row weight 0 (on Dask data a real label is
+        0 instead, and a binary loss's other labels are refused); a finite label beyond
+        ``label_bound`` is clipped (with a warning).
     loss, regularizer, constraint
         See :class:`dperm.problem.ERMProblem`.
     algorithm : str
@@ -51,10 +58,10 @@ def minimize(
         earlier charges and raises ``BudgetExceededError`` before the data is read when
         the total would be exceeded.
     sample_weight : array-like of shape (n_samples,), optional
-        Per-example weights ``s_i`` in [0, 1] (a weight outside [0, 1], NaN or inf is an
-        error); the objective is still divided by n, and the privacy guarantee is
-        unchanged, with each weight part of its private record (docs/estimators.md).
-        ``None``: every weight 1. In-memory data only.
+        Per-example weights ``s_i`` in [0, 1]: a NaN or infinite weight is 0 and every
+        weight is clamped into [0, 1], each by itself and without a word (a weight is part
+        of its private record); the objective is still divided by n, and the privacy
+        guarantee is unchanged (docs/estimators.md). ``None``: every weight 1.
     **hyperparameters
         The algorithm's own hyper-parameters (defaults: its theorem's prescriptions).
 

@@ -12,7 +12,7 @@ from ._labels import (
     _check_categorical, _declared_classes, _match_classes, _weigh_out, declared_classes, label_set, present_labels,
 )
 from ._model import _estimator, _model_record
-from ._private import fit_pipeline
+from ._private import _check_ledger_affords, fit_pipeline
 from .budget import _load_ledger
 from .tables import _as_numbers, _columns_with_missing, _numeric_features, _read_csv, read_features, read_header
 from .._warnings import user_stacklevel
@@ -114,6 +114,8 @@ def _fit(args) -> int:
         record = _model_record(estimator, args, features, loss.name, pipe=pipe, declared=declared)
         spent, what = pipe.privacy_spent_, "private preprocessing and "
     else:
+        if args.ledger is not None:  # before anything is charged: the budget asked for (public)
+            _check_ledger_affords(args.epsilon, args.delta, args.ledger)
         estimator.fit(features.to_numpy(dtype=float), y, sample_weight=sample_weight)
         record = _model_record(estimator, args, features, loss.name)
         spent, what = estimator.privacy_spent_, ""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import finite_features
 from ..problem.erm import _row_norms, clip_factors
 
 # Columns of the row returned by :func:`check_block`.
@@ -56,6 +57,27 @@ def row_scale(F, bound: float):
     return clip_factors(F, bound, norms, np.finfo(F.dtype).eps)
 
 
+def finite_block(F):
+    """The block with every NaN or infinite feature 0 (the in-memory map,
+    :func:`dperm._validation.finite_features`: a copy only of a block that needs it)."""
+    return finite_features(_csr(F))
+
+
+def finite_labels(y):
+    """Real labels of one block made finite, each by itself: a NaN or infinite label is 0,
+    the middle of the label range (in memory such a row gets weight 0; on Dask data a
+    weight vector would change which solvers can run)."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.where(np.isfinite(y), y, 0.0)
+
+
+def clamped_weights(s):
+    """Sample weights of one block mapped into [0, 1], each by itself: NaN and +-inf are 0
+    (as :func:`dperm._validation.check_sample_weight` maps them in memory)."""
+    s = np.asarray(s, dtype=np.float64)
+    return np.clip(np.where(np.isfinite(s), s, 0.0), 0.0, 1.0)
+
+
 def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
     """Eight 0/1 flags of one block (the ``FLAG_*`` names): NaN or infinite features,
     non-finite labels, labels outside {-1, +1} (binary losses), labels above the declared
@@ -71,13 +93,14 @@ def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float)
     if s is not None:
         s = np.asarray(s, dtype=np.float64)
         flags[0, FLAG_BAD_WEIGHT] = float(not np.all((s >= 0) & (s <= 1)))  # NaN fails both
+    y = np.asarray(y, dtype=np.float64)
+    if not np.isfinite(y).all():
+        flags[0, FLAG_BAD_Y] = 1.0
     if not np.isfinite(data).all():
         flags[0, FLAG_NAN_X] = float(np.isnan(data).any())
         flags[0, FLAG_INF_X] = float(np.isinf(data).any())
         return flags  # norms are meaningless on a block with NaN / inf
-    y = np.asarray(y, dtype=np.float64)
-    if not np.isfinite(y).all():
-        flags[0, FLAG_BAD_Y] = 1.0
+    if flags[0, FLAG_BAD_Y]:
         return flags
     if binary:
         flags[0, FLAG_BAD_LABEL] = float((~np.isin(y, (-1.0, 1.0))).any())

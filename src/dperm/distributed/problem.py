@@ -58,7 +58,7 @@ class DaskERMProblem(ERMProblem):
         As for :class:`~dperm.problem.ERMProblem` (built-in margin losses only); the
         intercept column is virtual here too (never written into the blocks).
     sample_weight : dask array / Series, array-like, or None
-        Per-example weights in [0, 1], as for :class:`~dperm.problem.ERMProblem`; kept
+        Per-example weights (mapped into [0, 1]), as for :class:`~dperm.problem.ERMProblem`; kept
         chunked like the rows (checked block by block with the data) and applied inside
         every pass. The mini-batch algorithms (dp_sgd, rrpsgd) do not take them on Dask
         data yet.
@@ -68,7 +68,13 @@ class DaskERMProblem(ERMProblem):
     Construction makes one pass over the data to check it, block by block: finite
     values, labels in the loss's domain, rows above the feature bound and labels above
     ``label_bound``. Each block reports flags, never counts or values; errors and
-    warnings say only that a condition occurred. Rows above the bound are scaled onto it
+    warnings say only that a condition occurred. Private values are mapped, never refused
+    (docs/privacy.md, "Totality"), each by itself and block by block (a second pass then
+    checks the mapped blocks): a NaN or infinite feature is 0, a real label that is NaN or
+    infinite is 0 (the middle of the label range: weight 0, the in-memory map, would change
+    which solvers can run on Dask data), a weight that is NaN or infinite is 0
+    and every weight is clamped into [0, 1]. Binary labels other than -1 and +1 are
+    refused (the estimators always pass -1/+1). Rows above the bound are scaled onto it
     inside every later pass (the arithmetic of ``row_scales``), so the declared bound
     holds on every block the algorithms touch; labels above ``label_bound`` are clipped
     likewise.
@@ -115,22 +121,28 @@ class DaskERMProblem(ERMProblem):
 
     # -- the one checking pass ----------------------------------------------------
     def _check_blocks(self) -> tuple[bool, float | None]:
-        flags = self._reduce(
-            _chunks.check_block, _chunks.N_FLAGS, reduce="max",
-            bound=self.feature_norm, binary=self.loss.binary, label_bound=self.label_bound,
-        )
-        if flags[_chunks.FLAG_NAN_X] or flags[_chunks.FLAG_INF_X]:
-            kind = "NaN" if flags[_chunks.FLAG_NAN_X] else "infinite"
-            raise ValueError(f"X contains {kind} values; remove or impute them first")
-        if flags[_chunks.FLAG_BAD_Y]:
-            raise ValueError("y contains NaN or infinite values")
-        if flags[_chunks.FLAG_BAD_WEIGHT]:
-            raise ValueError("sample_weight must be in [0, 1] (NaN and inf are refused): the privacy guarantee "
-                             "needs every weight in [0, 1]; rescale the weights (e.g. divide by a public upper bound)")
-        if flags[_chunks.FLAG_BAD_LABEL]:
-            # No label value is named: the label set is data.
+        flags = self._flags()
+        # Totality (docs/privacy.md): a private value is mapped, never refused. Only when the
+        # pass found one is the map added to the graph (clean data pays nothing more per
+        # pass), and the pass is run again on the mapped blocks.
+        mapped = False
+        if flags[_chunks.FLAG_NAN_X] or flags[_chunks.FLAG_INF_X]:  # a NaN or infinite feature: 0
+            F = self._features
+            self._features = F.map_blocks(_chunks.finite_block, dtype=F.dtype, meta=F._meta)
+            mapped = True
+        if flags[_chunks.FLAG_BAD_Y] and not self.loss.binary:  # NaN, +-inf: 0
+            self.y = self.y.map_blocks(_chunks.finite_labels, dtype=np.float64)
+            mapped = True
+        if flags[_chunks.FLAG_BAD_WEIGHT]:  # NaN, inf: 0; clamped into [0, 1]
+            self.sample_weight = self.sample_weight.map_blocks(_chunks.clamped_weights, dtype=np.float64)
+            mapped = True
+        if mapped:
+            flags = self._flags()
+        if flags[_chunks.FLAG_BAD_Y] or flags[_chunks.FLAG_BAD_LABEL]:
+            # No label value is named: the label set is data. (Binary labels on Dask data:
+            # a row cannot be given weight 0 without changing which solvers run.)
             raise ValueError(
-                f"the {self.loss.name!r} loss needs labels in {{-1, +1}}; y has other values. "
+                f"the {self.loss.name!r} loss needs labels in {{-1, +1}}; y has other values (or NaN). "
                 "Map binary labels to -1/+1 (the estimators do this for any two classes)."
             )
         label_clip = None
@@ -150,6 +162,12 @@ class DaskERMProblem(ERMProblem):
                 stacklevel=user_stacklevel(),
             )
         return bool(flags[_chunks.FLAG_SCALED]), label_clip
+
+    def _flags(self) -> np.ndarray:
+        return self._reduce(
+            _chunks.check_block, _chunks.N_FLAGS, reduce="max",
+            bound=self.feature_norm, binary=self.loss.binary, label_bound=self.label_bound,
+        )
 
     # -- the map-reduce -------------------------------------------------------------
     def _reduce(self, kernel, width: int, *, reduce: str = "sum", shared: np.ndarray | None = None,

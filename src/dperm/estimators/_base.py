@@ -11,9 +11,10 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (_check_sample_weight, check_consistent_length, check_is_fitted, column_or_1d,
+                                      validate_data)
 
-from .._validation import check_sample_weight, non_numeric_columns_error
+from .._validation import check_sample_weight, finite_features, non_numeric_columns_error
 
 # scikit-learn >= 1.6 refuses all-zero weights unless told otherwise (older ones accept them)
 _ALLOW_ZERO_WEIGHTS = ({"allow_all_zero_weights": True}
@@ -112,6 +113,10 @@ class DPLinearModelMixin(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        # NaN and infinite entries of X are taken, as missing values imputed by 0 (a refusal
+        # would depend on one row: docs/privacy.md, "Totality"); scikit-learn's
+        # check_estimators_nan_inf, which expects an error, is then skipped
+        tags.input_tags.allow_nan = True
         # Fits are random by design (the noise is the privacy); with a fixed
         # random_state they are reproducible.
         tags.non_deterministic = False
@@ -127,17 +132,29 @@ class DPLinearModelMixin(BaseEstimator):
         return self.solver
 
     def _validate(self, X, y=None, reset=True):
-        if is_dask_collection(X):  # X stays on the cluster, checked block by block
+        """X as a float matrix (float32 kept, CSR kept) whose NaN and infinite entries are 0,
+        and y as a 1-D vector of X's length (its values unchecked: the fit maps them).
+
+        The shape, the dtype and the lengths are public and checked (scikit-learn's
+        errors); a value of X is never refused (docs/privacy.md, "Totality"): a NaN or
+        infinite entry is a missing value, imputed by 0 without reading other rows
+        (:func:`dperm._validation.finite_features`; no copy of a finite X)."""
+        if is_dask_collection(X):  # X stays on the cluster, mapped block by block
             return dask_input.validate(self, X, y, reset=reset)
-        kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset, ensure_min_samples=2 if reset else 1)
+        kwargs = dict(accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+                      ensure_min_samples=2 if reset else 1, ensure_all_finite=False)
         try:
-            if y is None:
-                return validate_data(self, X, **kwargs)
-            return validate_data(self, X, y, y_numeric=False, **kwargs)
+            X = validate_data(self, X, **kwargs)
         except ValueError as err:
             if "could not convert" in str(err):  # scikit-learn's message quotes a data value
                 raise non_numeric_columns_error(X) from None
             raise
+        X = finite_features(X)
+        if y is None:
+            return X
+        y = column_or_1d(y, warn=True)  # (scikit-learn's _check_y, without its refusal of NaN)
+        check_consistent_length(X, y)
+        return X, y
 
     def _effective_norm(self) -> float:
         return math.hypot(float(self.data_norm), float(self.intercept_scaling)) if self.fit_intercept else float(self.data_norm)

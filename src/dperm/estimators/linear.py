@@ -54,7 +54,11 @@ _COMMON_PARAMS_DOC = """
         :func:`dperm.defaults.auto_alpha`. The value used is stored in ``alpha_``.
     data_norm : float, default=1.0
         Declared public bound on the L2 norm of each row of X; rows above it are
-        clipped (with a warning). Never estimated from the data.
+        clipped (with a warning). Never estimated from the data. A NaN or infinite
+        entry of X (dense, float32, sparse, Dask) is a missing value imputed by 0, in
+        ``fit`` and ``predict``, never an error: a refusal would depend on one row and
+        release it (docs/privacy.md, "Totality"); impute first if 0 is not a sensible
+        value for a feature.
     fit_intercept : bool, default=True
         Append a constant feature ``intercept_scaling``; the learner's row-norm bound
         becomes ``sqrt(data_norm^2 + intercept_scaling^2)``.
@@ -81,9 +85,11 @@ _CLASSES_DOC = """
         (``classes_``, the shape of ``coef_``, the per-class budget), so it must not come
         from the data: declare it. When None, it is taken from ``y`` with a
         ``PrivacyWarning`` (the label set is then treated as public, unprotected). A label
-        of ``y`` outside a declared set is an error; a declared label absent from ``y`` is
-        fine (its one-vs-rest model or its column of the multinomial model is fit all the
-        same).
+        of ``y`` outside a declared set (NaN too) gives its row weight 0, without a word
+        (an error would release the row; with Dask X, where a weight vector would change
+        which solvers can run, it is read as the first declared class); a declared label
+        absent from ``y`` is fine (its
+        one-vs-rest model or its column of the multinomial model is fit all the same).
     class_weight : dict or None, default=None
         Declared (public) weights of the classes, ``{label: weight >= 0}``; labels left
         out weigh 1. Scaled into [0, 1] by the largest weight and multiplied into
@@ -205,13 +211,22 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         (see the parameter).
 
         ``sample_weight``: per-example weights in [0, 1] (or None), passed to the fit (to
-        every one-vs-rest fit); the guarantee is unchanged (docs/estimators.md)."""
+        every one-vs-rest fit); the guarantee is unchanged (docs/estimators.md). A weight
+        that is NaN or infinite is 0, and every weight is clamped into [0, 1], each by
+        itself and without a word (docs/privacy.md, "Totality")."""
         budget = self._budget()
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
+        declared = self.classes is not None
+        if declared:  # a label outside them (NaN too) gets weight 0, before any check of y's values
+            self.classes_ = resolve_classes(self.classes, y[:0])
+            if is_dask_collection(X):  # a weight vector would change which solvers run: the first class
+                y = np.where(np.isin(y, self.classes_), y, self.classes_[0])
+            else:
+                y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, True)
         check_classification_targets(y)
-        self.classes_ = resolve_classes(self.classes, y if self.classes is None else y[:0])
-        y, sample_weight = outside_classes_weigh_zero(y, self.classes_, sample_weight, self.classes is not None)
+        if not declared:  # the label set from y: public by that choice (warned)
+            self.classes_ = resolve_classes(None, y)
         sample_weight = self._class_weighted(sample_weight, y)
         k = len(self.classes_)
         rng = self._rng()
@@ -388,6 +403,18 @@ class DPLinearSVC(_DPClassifier):
 
 
 
+def _real_targets(y) -> np.ndarray:
+    """A regression target as float64, a value that is not a number NaN (each by itself:
+    a numeric vector is cast as it is; an object vector value by value by the total cast
+    of :func:`dperm.preprocessing.cast.real_column`, never an error quoting a value)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "biuf":
+        return y.astype(np.float64)
+    from ..preprocessing.cast import real_column
+
+    return real_column(np.asarray(y, dtype=object))
+
+
 def _check_y_bounds(y_bounds) -> tuple[float, float] | None:
     """``(lo, hi)`` with finite lo < hi, or None; a clear error otherwise (before any budget
     is spent; no data involved)."""
@@ -459,14 +486,28 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         noise will dominate the fit, a :class:`~dperm.expectations.NoiseDominatesWarning`
         says so (:func:`dperm.expectations.noise_dominates`).
 
+        A target that is not a finite number (NaN, +-inf; in an object vector, a value
+        that does not cast to one) gives its row weight 0, or, with Dask X (where a weight
+        vector would change which solvers can run), the middle of the target range: each
+        row by itself, never an error (docs/privacy.md, "Totality").
+
         ``sample_weight``: per-example weights in [0, 1] (or None); the guarantee is
-        unchanged (docs/estimators.md)."""
+        unchanged (docs/estimators.md). NaN and infinite weights are 0, and every weight is
+        clamped into [0, 1], without a word."""
         budget = self._budget()
         bounds = _check_y_bounds(self.y_bounds)
         X, y = self._validate_xy(X, y)
         sample_weight = self._sample_weight(sample_weight, X)
-        y = np.asarray(y, dtype=np.float64)
+        y = _real_targets(y)  # a value that is not a number: NaN
         low, high = self._target_range()
+        # totality (docs/privacy.md): a target that is not a finite number gets weight 0 (in
+        # memory) or, on Dask data (where a weight vector would change which solvers can
+        # run), the middle of the target range; each row by itself, nothing said
+        missing = ~np.isfinite(y)
+        if missing.any():
+            y = np.where(missing, 0.5 * (low + high) if bounds is None else 0.5 * sum(bounds), y)
+            if not is_dask_collection(X):
+                sample_weight = np.where(missing, 0.0, 1.0 if sample_weight is None else sample_weight)
         if bounds is not None:
             lo, hi = bounds
             scale = (hi - lo) / (high - low)  # original units per model unit
@@ -475,7 +516,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             y = np.clip(y, low, high)  # rounding
         else:
             scale, offset = 1.0, 0.0
-            self._check_targets(y)
             if np.any((y < low) | (y > high)):  # the existing contract: clip, and say how to avoid it
                 warnings.warn(
                     f"some targets lie outside the model's target range [{low:g}, {high:g}] (label_bound="
@@ -516,9 +556,6 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             "and the fit may predict worse than a constant. Declare the targets' bounds with y_bounds=(lo, hi), "
             "which maps them onto [-label_bound, label_bound] (keep label_bound near the loss's scale).",
             PrivacyWarning, stacklevel=user_stacklevel())
-
-    def _check_targets(self, y: np.ndarray) -> None:
-        """Raise ValueError for targets outside the loss's domain (none here)."""
 
     def predict(self, X):
         return self._decision(X)

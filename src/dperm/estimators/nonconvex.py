@@ -58,8 +58,9 @@ class DPGLMRegressor(_DPRegressor):
         fit by the non-convex squared loss ``(s(<w, x>) - y)^2``.
 
     ``s`` is the sigmoid (``link="sigmoid"``) or the standard normal CDF
-    (``link="probit"``); targets must be in [0, 1] (a probability or a rate; others are
-    an error, since ``s`` cannot reach them). ``predict`` returns ``s(<w, x> + b)``. The
+    (``link="probit"``); targets are in [0, 1] (a probability or a rate; ``s`` cannot
+    reach others: without ``y_bounds`` a target outside [0, 1] is clipped into it, with
+    the regressors' warning, never refused, since a refusal would depend on one row). ``predict`` returns ``s(<w, x> + b)``. The
     default solver (``"auto"``) is ``dp_gd``.
 
     Parameters
@@ -72,8 +73,8 @@ class DPGLMRegressor(_DPRegressor):
     y_bounds : tuple (lo, hi) or None, default=None
         Declared public bounds on the target, in its own units. Given: targets are clipped
         into [lo, hi] (silently: the bounds are the declaration) and mapped affinely onto
-        [0, 1], and ``predict`` returns ``lo + (hi - lo) s(<w, x> + b)``. None: targets must
-        be in [0, 1].
+        [0, 1], and ``predict`` returns ``lo + (hi - lo) s(<w, x> + b)``. None: targets are
+        taken in [0, 1] (others clipped into it, with a warning).
     """
     )
 
@@ -88,10 +89,6 @@ class DPGLMRegressor(_DPRegressor):
 
     def _loss(self):
         return SigmoidSquared(self.link)
-
-    def _check_targets(self, y: np.ndarray) -> None:
-        if np.any((y < 0) | (y > 1)):  # no value quoted: targets are data
-            raise ValueError("DPGLMRegressor needs targets in [0, 1] (its link maps onto (0, 1)); rescale y first")
 
     def _target_range(self) -> tuple[float, float]:
         return 0.0, 1.0

@@ -54,9 +54,19 @@ def _counts(values, candidates, centre, side=0):
                                                                                          side)
 
 
+def _missing_inf(X: np.ndarray) -> np.ndarray:
+    """``X`` with +-inf as NaN, a missing value (docs/privacy.md, "Totality": a refusal would
+    tell whether some row holds one); a copy only when X holds one."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(X)
+    if np.isfinite(total) or not np.isinf(X).any():  # a finite sum: no inf, and no temporary of X's size
+        return X
+    return np.where(np.isinf(X), np.nan, X)
+
+
 def _partition_counts(part, candidates, centre, side=0):
     values = part.to_numpy(dtype=np.float64, na_value=np.nan)
-    values = np.sort(values[~np.isnan(values)])
+    values = np.sort(values[np.isfinite(values)])  # +-inf is missing, as in memory
     return _counts(values, candidates, centre, side)
 
 
@@ -176,7 +186,10 @@ class PrivateScaler(PrivateTransformerMixin):
     (margins of n/2 rows) below it.
 
     Missing values (NaN) map to 0 (the centre); with ``missing_indicator`` a 0/1 column
-    per input column marks them (appended after the scaled columns).
+    per input column marks them (appended after the scaled columns). An infinite value is
+    a missing one, in ``fit`` (it counts for no candidate of the draws) and in
+    ``transform``: never refused, since a refusal would tell whether some row holds one
+    (docs/privacy.md, "Totality").
 
     Parameters
     ----------
@@ -351,12 +364,10 @@ class PrivateScaler(PrivateTransformerMixin):
             if all(isinstance(c, str) for c in X.columns):
                 self.feature_names_in_ = np.asarray(X.columns, dtype=object)
             n = int(X.shape[0].compute())  # public under replace-one
-            # validation before any charge: one pass, a yes/no answer
-            if bool(X.map_partitions(lambda part: part.isin([np.inf, -np.inf])).any().any().compute()):
-                raise ValueError("X has infinite values; replace them (e.g. by NaN, treated as missing) first")
         else:
-            # scikit-learn's checks (shape, dtype, sparse, infinite values): before any charge
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+            # scikit-learn's checks (shape, dtype, sparse): before any charge; an infinite
+            # value is a missing one (totality, _missing_inf), never refused
+            X = _missing_inf(validate_data(self, X, dtype=np.float64, ensure_all_finite=False))
             columns = _InMemoryColumns(X)
             n, p = X.shape
         if n < 1 or p < 1:
@@ -432,7 +443,7 @@ class PrivateScaler(PrivateTransformerMixin):
         check_is_fitted(self, "centre_")
         if _is_dask(X):
             return transform_partitions(self, X)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        X = _missing_inf(validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False))
         p = X.shape[1]
         out = np.empty((X.shape[0], 2 * p if self.missing_indicator else p))
         missing = self._scale_into(X, out[:, :p])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import DataNormWarning, check_matrix, check_positive, check_sample_weight, check_vector
+from .._validation import DataNormWarning, check_matrix, check_positive, check_sample_weight, total_labels
 from .constraints import Constraint, L2Ball, make_constraint
 from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
@@ -41,8 +41,9 @@ def _row_norms(X) -> np.ndarray:
     1e154) is measured again scaled by its largest magnitude."""
     if sp.issparse(X):  # squares summed in float64, as for dense rows
         X = sp.csr_matrix(X)
-        squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
-        norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
+        with np.errstate(over="ignore"):  # an overflow is measured again below (and says nothing)
+            squares = sp.csr_matrix((X.data.astype(np.float64) ** 2, X.indices, X.indptr), shape=X.shape)
+            norms = np.sqrt(np.asarray(squares.sum(axis=1)).ravel())
     elif X.dtype == np.float64:
         with np.errstate(over="ignore"):
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
@@ -227,8 +228,12 @@ class ERMProblem:
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Features; dense float32 / float64 or SciPy sparse (kept as CSR). pandas accepted.
+        A NaN or infinite entry is 0 (a missing value; no copy of a finite X), never an
+        error (docs/privacy.md, "Totality").
     y : array-like of shape (n_samples,)
-        Labels: in {-1, +1} for binary losses, real with |y| <= label_bound otherwise.
+        Labels: in {-1, +1} for binary losses, real with |y| <= label_bound otherwise. A
+        label that is not a finite number, or (binary losses) not -1 or +1, gives its row
+        weight 0 (``sample_weight`` made if None), never an error.
     loss : str or MarginLoss
         ``"logistic"``, ``"huberized_hinge"``, ``"hinge"``, ``"squared"``, ``"huber"``,
         ``"sigmoid_squared"``, ``"biweight"`` or a loss object.
@@ -248,7 +253,7 @@ class ERMProblem:
         ``(x_i, intercept_scaling)``, so the features are clipped to
         ``sqrt(data_norm^2 - intercept_scaling^2)``; ``|intercept_scaling| < data_norm``.
     sample_weight : array-like of shape (n_samples,) or None, default=None
-        Per-example weights ``s_i`` in [0, 1] (anything else is an error):
+        Per-example weights ``s_i`` in [0, 1] (NaN and inf are 0, others clamped into it):
         ``F(w) = (1/n) sum_i s_i f(w; x_i, y_i) + r(w)``, divided by n (public), never by
         the sum of the weights (data). Every per-example quantity (value, slope, curvature,
         gradient) is multiplied by ``s_i``; the constants are unchanged, since
@@ -290,9 +295,10 @@ class ERMProblem:
         self.constraint: Constraint = make_constraint(constraint)
         self.data_norm = check_positive("data_norm", data_norm)
         self.label_bound = check_positive("label_bound", label_bound)
-        X = check_matrix(X, min_rows=2)
-        y = check_vector(y, X.shape[0])
-        self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        X = check_matrix(X, min_rows=2)  # a NaN or infinite entry is 0 (totality)
+        # a NaN label (a binary loss: one outside {-1, +1}) gets weight 0 (totality)
+        y, self.sample_weight = total_labels(y, X.shape[0], check_sample_weight(sample_weight, X.shape[0]),
+                                             binary=self.loss.binary)
         self.loss.check_labels(y)
         if not self.loss.binary:
             over = np.abs(y) > self.label_bound * (1 + 1e-12)
