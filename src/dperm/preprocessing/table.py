@@ -307,9 +307,20 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 cat = frame[categorical].map_partitions(
                     lambda part: self._label_frame(part, categorical, declared), meta=meta)
             return num, cat
-        num = pd.DataFrame({c: real_column(frame[c]) for c in numeric}, index=frame.index) if numeric else None
+        num = self._numeric_block(frame, numeric) if numeric else None
         cat = self._label_frame(frame, categorical, declared) if categorical else None
         return num, cat
+
+    @staticmethod
+    def _numeric_block(frame, numeric) -> pd.DataFrame:
+        """The numeric columns cast (cast.real_column) into one column-major float64 matrix,
+        wrapped as a DataFrame without a copy: each column is written once, contiguously,
+        and pandas takes the matrix as its one block (a frame built from a dict of columns
+        stacks them again: a second copy of the data)."""
+        values = np.empty((len(frame), len(numeric)), dtype=np.float64, order="F")
+        for j, c in enumerate(numeric):
+            values[:, j] = real_column(frame[c])
+        return pd.DataFrame(values, index=frame.index, columns=list(numeric), copy=False)
 
     @staticmethod
     def _label_frame(frame, categorical, declared) -> pd.DataFrame:
@@ -504,21 +515,25 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         frame = self._input_frame(X)
         declared = {c: list(cats) for c, cats in zip(self.categorical_, self.encoder_.categories_)} \
             if self.encoder_ is not None else {}
-        num, cat = self._cast(frame, self.numeric_, self.categorical_, declared)
-        blocks = []
+        cat = self._cast(frame, [], self.categorical_, declared)[1] if self.categorical_ else None
+        # one output matrix, each block written into its columns in place (no hstack copy)
+        n = len(frame)
+        p = len(self.numeric_) if self.scaler_ is not None else 0
+        missing = [self.numeric_.index(c) for c in self.missing_columns_] if self.scaler_ is not None else []
+        one_hot = self.encoder_._one_hot(cat) if self.encoder_ is not None else np.zeros((n, 0))
+        width = p + len(missing) + one_hot.shape[1] + (1 if self.row_norm == "normalize" else 0)
+        out = np.empty((n, width))
         if self.scaler_ is not None:
-            values = num.to_numpy(dtype=np.float64)
-            scaled = np.empty_like(values)
-            self.scaler_._scale_into(values, scaled)
-            blocks.append(scaled)
-            if self.missing_columns_:
-                blocks.append(np.isnan(num[self.missing_columns_].to_numpy(dtype=np.float64)).astype(np.float64))
-        if self.encoder_ is not None:
-            blocks.append(self.encoder_._one_hot(cat))
+            block = out[:, :p]
+            for j, c in enumerate(self.numeric_):  # the casts of fit, written into place
+                block[:, j] = real_column(frame[c])
+            if missing:
+                out[:, p:p + len(missing)] = np.isnan(block[:, missing])
+            self.scaler_._scale_into(block, block)
+        start = p + len(missing)
+        out[:, start:start + one_hot.shape[1]] = one_hot
         if self.row_norm == "normalize":
-            blocks.append(np.ones((len(frame), 1)))
-        out = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
-        if self.row_norm == "normalize":
+            out[:, -1] = 1.0
             norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # >= 1: the constant coordinate
             out /= norms[:, None]
         elif self.row_norm == "scale":
