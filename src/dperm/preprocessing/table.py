@@ -28,6 +28,10 @@ def _is_numeric(dtype) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
+_TRANSFORM_BLOCK_ELEMENTS = 1 << 18  # 2 MB of float64 a block of rows (measured: 0.5 s against 1.2-2.5 s
+# for column-wise writes into the row-major output at 1e6 x 100)
+
+
 class PrivatePreprocessor(PrivateTransformerMixin):
     """Private preprocessing of a raw table (pandas DataFrame or NumPy array).
 
@@ -524,12 +528,17 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         width = p + len(missing) + one_hot.shape[1] + (1 if self.row_norm == "normalize" else 0)
         out = np.empty((n, width))
         if self.scaler_ is not None:
-            block = out[:, :p]
-            for j, c in enumerate(self.numeric_):  # the casts of fit, written into place
-                block[:, j] = real_column(frame[c])
-            if missing:
-                out[:, p:p + len(missing)] = np.isnan(block[:, missing])
-            self.scaler_._scale_into(block, block)
+            columns = [real_column(frame[c]) for c in self.numeric_]  # the casts of fit (views where float64)
+            # written, flagged and scaled a block of rows at a time: the block stays in cache
+            # (column by column into the whole row-major matrix would be strided writes)
+            rows = max(1, _TRANSFORM_BLOCK_ELEMENTS // max(1, width))
+            for start in range(0, n, rows):
+                block = out[start:start + rows, :p]
+                for j, column in enumerate(columns):
+                    block[:, j] = column[start:start + rows]
+                if missing:
+                    out[start:start + rows, p:p + len(missing)] = np.isnan(block[:, missing])
+                self.scaler_._scale_into(block, block)
         start = p + len(missing)
         out[:, start:start + one_hot.shape[1]] = one_hot
         if self.row_norm == "normalize":
