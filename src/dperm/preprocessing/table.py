@@ -431,10 +431,6 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             num_block, cat_block = frame, None
         else:
             num_block, cat_block = self._cast(frame, numeric, categorical, cats)
-        # fit_transform's transform takes the numeric casts from here (the same columns, cast
-        # the same way): one cast pass over the table instead of two
-        self._fit_casts = num_block.to_numpy(copy=False) if self._keep_casts and num_block is not None \
-            and not self._numeric_array and isinstance(num_block, pd.DataFrame) else None
         if numeric:
             self.scaler_ = PrivateScaler(
                 [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile,
@@ -505,18 +501,6 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         frame.columns = expected  # by position
         return frame
 
-    _keep_casts = False
-
-    def fit_transform(self, X, y=None, **fit_params):
-        """``fit(X).transform(X)``, the numeric columns cast once."""
-        self._keep_casts = True
-        try:
-            self.fit(X, y, **fit_params)
-            return self.transform(X)
-        finally:
-            self._keep_casts = False
-            self._fit_casts = None
-
     def transform(self, X):
         """Each row mapped by itself with the released values (the same casts as fit:
         a value outside its column's domain is missing), then bounded. Takes what fit
@@ -544,11 +528,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         width = p + len(missing) + one_hot.shape[1] + (1 if self.row_norm == "normalize" else 0)
         out = np.empty((n, width))
         if self.scaler_ is not None:
-            casts = getattr(self, "_fit_casts", None)
-            if casts is not None and casts.shape == (n, p):  # fit_transform: fit's casts, column by column
-                columns = [casts[:, j] for j in range(p)]
-            else:  # the casts of fit (views where float64)
-                columns = [real_column(frame[c]) for c in self.numeric_]
+            columns = [real_column(frame[c]) for c in self.numeric_]  # the casts of fit (views where float64)
             # written, flagged and scaled a block of rows at a time: the block stays in cache
             # (column by column into the whole row-major matrix would be strided writes)
             rows = max(1, _TRANSFORM_BLOCK_ELEMENTS // max(1, width))
