@@ -37,9 +37,10 @@ def test_sample_stride_is_a_function_of_n_and_d_only():
     assert op.sample_stride(1_000_000, 100) == 16
     assert op.sample_stride(4_000_000, 20) == 16
     assert op.sample_stride(100_000, 100) == 5
-    # large d: steps by CG preconditioned with the sample's Hessian, a sample of >= 16 d rows
-    assert op.sample_stride(100_000, 1000) == 5
-    assert op.sample_stride(100_000, 2000) == 3
+    # large d: steps by CG preconditioned with the sample's Hessian, a sample of >= 8 d rows
+    assert op.sample_stride(100_000, 1000) == 12
+    assert op.sample_stride(1_000_000, 1000) == 16
+    assert op.sample_stride(100_000, 2000) == 6
     assert op.sample_stride(100_000, 7000) == 1
 
 
