@@ -149,7 +149,7 @@ def test_the_basic_candidate_is_valid_and_never_exceeded():
         assert acc.epsilon(_event(laplace=laplace, mu=mu), delta) <= basic
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(6))
 def test_the_accountant_never_certifies_more_than_basic_composition(seed):
     """Many pure draws (quantiles, role bits) with a Gaussian model: the PLD's discretization
     alone certified up to 2% more than the parts' sum (issue 33)."""
