@@ -36,7 +36,40 @@ def test_sample_stride_is_a_function_of_n_and_d_only():
     assert op.sample_stride(100_000, 20) == 5
     assert op.sample_stride(1_000_000, 100) == 16
     assert op.sample_stride(4_000_000, 20) == 16
-    assert op.sample_stride(100_000, 1000) == 1  # the sample would keep fewer than 64 d rows
+    assert op.sample_stride(100_000, 100) == 5
+    # large d: steps by CG preconditioned with the sample's Hessian, a sample of >= 8 d rows
+    assert op.sample_stride(100_000, 1000) == 12
+    assert op.sample_stride(1_000_000, 1000) == 16
+    assert op.sample_stride(100_000, 2000) == 6
+    assert op.sample_stride(100_000, 7000) == 1
+
+
+@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
+def test_preconditioned_cg_steps_certify_the_tolerance_without_a_hessian_on_all_rows(small_samples, monkeypatch):
+    """Large d (here lowered to 5): the steps on all rows are CG on Hessian-vector products
+    preconditioned by the sample's Hessian; no Hessian is formed on all rows, the
+    certificate is the same check, and the point lands within gamma / mu_J of the one the
+    dense Newton path finds."""
+    X, y = _data(n=8000, d=8)
+    problem = ERMProblem(X, y, "logistic", ("l2", 1e-3), data_norm=1.0, intercept_scaling=0.5)
+    linear = np.random.default_rng(2).normal(size=problem.n_features) * 2.0 / problem.n_samples
+    ridge, gamma = 0.5 / problem.n_samples, 1e-9
+    monkeypatch.setattr(op, "_PCG_MIN_D", 5)
+    formed = []  # the number of rows of every Hessian formed
+    original = ERMProblem.hessian
+    monkeypatch.setattr(ERMProblem, "hessian", lambda self, w, dtype=None: (formed.append(self.n_samples),
+                                                                            original(self, w, dtype))[1])
+    with count_passes() as pcg:
+        w_p, residual_p, _ = op._solve_perturbed(problem, ridge, linear, gamma)
+    assert 0 < residual_p <= gamma
+    grad, bound = problem.astype(np.float64).certified_gradient(w_p)
+    assert np.linalg.norm(grad + ridge * w_p + linear) + bound <= gamma * (1 + 1e-9)
+    assert formed and set(formed) == {2000}  # the sample's (every 4th row), never all 8000 rows
+    assert pcg.by_kind["matvec"][0] >= 1  # the Hessian-vector products read all rows
+    monkeypatch.setattr(op, "_PCG_MIN_D", 10**9)
+    w_n, residual_n, _ = op._solve_perturbed(problem, ridge, linear, gamma)
+    assert residual_n <= gamma
+    assert np.linalg.norm(w_p - w_n) <= 2.0 * gamma / (1e-3 + ridge)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

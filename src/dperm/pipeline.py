@@ -13,9 +13,12 @@ regression, the final dperm estimator) share the one total budget:
    at ``shares["y"] * epsilon`` (default :func:`~dperm.preprocessing.target.target_share`:
    0.1 to 0.3 by n and epsilon), never refused (a warning where the noise will dominate),
    and the predictions are clipped into the range used;
-3. the estimator gets what is left by basic composition, ``epsilon`` minus the certified
-   epsilons of the steps before it (and ``delta`` minus their deltas), and the public
-   row-norm bound of the last private transformer as its ``data_norm``.
+3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
+   accountant certifies for each step before it at the step's delta (``budgets_``), and
+   ``delta`` minus those deltas, and the public row-norm bound of the last private
+   transformer as its ``data_norm``. Each step charges the ledger inside its own part of
+   the budget (:func:`dperm.privacy.mechanisms.budget_part`), so the ledger certifies the
+   whole for at most the sum of the parts, that is at most the total.
 
 Before any step is charged, y and the sample weights pass the estimator's own checks
 (labels within the declared classes, a finite regression target, weights in [0, 1]): an
@@ -24,8 +27,9 @@ error after the preprocessing's charge would release what it says about the data
 All events are charged to one :class:`~dperm.privacy.budget.BudgetAccountant` (the one
 given, else the pipeline's own with the total budget, which refuses any overspending);
 ``event_`` is their composition and ``privacy_spent_`` what the one accountant
-certifies for it (at most the total; often less, because the exponential-mechanism
-draws are bounded-range and compose with the Gaussian model better than additively).
+certifies for the parts as charged: the smaller of their joint composition and the sum
+of the parts (at most the total; often less, because the exponential-mechanism draws are
+bounded-range and compose with the Gaussian model better than additively).
 """
 
 from __future__ import annotations
@@ -50,7 +54,6 @@ DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/you
 DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private range (more at small n epsilon:
 # dperm.preprocessing.target.target_share)
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
-JOINT_MARGIN = 0.01  # of the estimator's epsilon, kept back when the steps' events mix pure and delta-composed draws
 
 
 def _is_private_transformer(step) -> bool:
@@ -147,7 +150,9 @@ class DPPipeline(Pipeline):
     event_ : the composition of every step's event.
     privacy_spent_ : PrivacyBudget, certified by the one accountant for ``event_``.
     accountant_ : the BudgetAccountant charged.
-    budgets_ : dict step name -> the PrivacyBudget it was given.
+    budgets_ : dict step name -> the PrivacyBudget of its part: what the one accountant
+        certifies for the step's events at the delta it was given (the estimator: the
+        budget it was given). They add up to at most (epsilon, delta).
     y_bounds_ : the target bounds used (regressors): declared, or the private map
         (:func:`~dperm.preprocessing.target.target_range`).
     y_range_ : the range the predictions are clipped into (declared, or released).
@@ -223,9 +228,23 @@ class DPPipeline(Pipeline):
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
         self.accountant_ = accountant
+        from .privacy.accountant import epsilon as certified_epsilon
+        from .privacy.mechanisms import budget_part, next_part
+
+        # Each private step runs in a part of the budget (docs/privacy.md, "Basic composition
+        # is always a candidate"): the one accountant certifies the whole pipeline for at most
+        # the sum of what it certifies for each part at the part's delta, so the estimator gets
+        # exactly what is left and the total never exceeds the budget (public inputs only).
+        first_part = next_part(accountant)
         seeds = _seed_list(self.random_state, len(self.steps) + 1)
-        events, budgets = [], {}
-        spent_epsilon, spent_delta = 0.0, 0.0
+        events, budgets, parts = [], {}, []
+
+        def charge_part(name, event, delta):
+            if isinstance(event, ev.NoOpDpEvent):
+                return
+            parts.append((event, delta))
+            budgets[name] = PrivacyBudget(certified_epsilon(event, delta), delta)
+
         Xt, norm = X, None
         for i, (name, step) in enumerate(self.steps[:-1]):
             if step is None or step == "passthrough":
@@ -241,12 +260,11 @@ class DPPipeline(Pipeline):
                 if self.random_state is not None:
                     settings["random_state"] = seeds[i]
                 step.set_params(**settings)
-                Xt = step.fit_transform(Xt, y)
+                with budget_part(settings.get("delta", 0.0), first_part + len(parts)):
+                    Xt = step.fit_transform(Xt, y)
                 events.append(step.event_)
                 if step.privacy_spent_ is not None:
-                    spent_epsilon += step.privacy_spent_.epsilon
-                    spent_delta += step.privacy_spent_.delta
-                    budgets[name] = step.privacy_spent_
+                    charge_part(name, step.event_, settings.get("delta", 0.0))
                 norm = getattr(step, "output_norm_", getattr(step, "row_norm_bound_", norm))
             else:
                 if not isinstance(step, FunctionTransformer):
@@ -258,28 +276,21 @@ class DPPipeline(Pipeline):
         y_model = y
         self._y_map = None
         if is_regressor(final) and y is not None:
-            y_model, event = self._target(final, y, total, accountant, seeds[-1])
+            with budget_part(0.0, first_part + len(parts)):
+                y_model, event = self._target(final, y, total, accountant, seeds[-1])
             # a target that did not parse (NaN here) has weight 0 (set above): any finite value
             y_model = np.where(np.isnan(y_model), 0.0, y_model)
             events.append(event)
-            from .preprocessing._base import spent_of
-
-            spent = spent_of(event)
-            if spent is not None:
-                spent_epsilon += spent.epsilon
-                budgets["y"] = spent
-        if len(events) > 1 and spent_delta > 0:
-            # the accountant composes the steps' events jointly, which can certify more than the
-            # sum of their own certificates (a pure target range with delta-composed draws):
-            # the estimator gets what is left after the joint figure (public inputs only)
-            from .privacy.accountant import epsilon as certified_epsilon
-
-            spent_epsilon = max(spent_epsilon, certified_epsilon(ev.composed(events), spent_delta))
-            # and the model's own event joins that composition at the total delta, which can
-            # again certify a little more than the sum (0.02% of epsilon measured): a margin
-            spent_epsilon += JOINT_MARGIN * (total.epsilon - spent_epsilon)
+            charge_part("y", event, 0.0)
+        # basic composition of the parts: the estimator gets the rest, at the delta left
+        spent_epsilon = math.fsum(b.epsilon for b in budgets.values())
+        spent_delta = math.fsum(delta for _, delta in parts)
         model_epsilon = total.epsilon - spent_epsilon
         model_delta = total.delta - spent_delta
+        while model_delta > 0 and math.fsum([spent_delta, model_delta]) > total.delta:  # the parts' deltas add
+            model_delta = math.nextafter(model_delta, 0.0)  # up to at most the total, as floats too
+        while model_epsilon > 0 and math.fsum([spent_epsilon, model_epsilon]) > total.epsilon:
+            model_epsilon = math.nextafter(model_epsilon, 0.0)
         if not model_epsilon > 0 or model_delta < 0:
             raise ValueError("the preprocessing shares leave no budget for the estimator; lower shares")
         settings = {"epsilon": model_epsilon, "delta": model_delta, "accountant": accountant}
@@ -291,17 +302,19 @@ class DPPipeline(Pipeline):
         budgets[final_name] = PrivacyBudget(model_epsilon, model_delta)
         # the estimator warns, from public inputs only, when the noise will dominate its fit
         # (dperm.expectations: the output dimension and row bound it sees are public)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), budget_part(model_delta, first_part + len(parts)):
             if self._y_map is not None:  # the pipeline clipped y into label_bound itself
                 warnings.filterwarnings("ignore", message=".*label.*")
             final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
                                       if key.startswith(final_name + "__")})
         events.append(final.event_)
         self.event_ = ev.composed(events)
-        from .privacy.accountant import epsilon as certified_epsilon
-
-        certified = certified_epsilon(self.event_, total.delta)
-        if certified > total.epsilon * (1 + 1e-9):  # the shares above make this impossible
+        # what the one accountant certifies for the parts as charged: the smaller of their
+        # joint composition and the sum of the parts (at most the total by the above)
+        charged = [ev.BudgetPart(event, delta=delta, part=first_part + k) for k, (event, delta) in
+                   enumerate(parts + [(final.event_, model_delta)]) if not isinstance(event, ev.NoOpDpEvent)]
+        certified = certified_epsilon(ev.composed(charged), total.delta)
+        if certified > total.epsilon * (1 + 1e-9):  # basic composition of the parts makes this impossible
             raise RuntimeError(f"the pipeline's composition certifies epsilon={certified}, over its budget")
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets

@@ -185,13 +185,50 @@ _SAMPLE_STRIDE = 16
 _SAMPLE_KEPT_ROWS = 20_000
 
 
+# From this dimension on, a Newton step on all rows is solved by conjugate gradients on
+# Hessian-vector products (two passes over X each), preconditioned by the row sample's
+# Hessian, instead of forming the Hessian on all rows (n d^2 flops, hundreds of passes'
+# worth at d = 1000); the sample then keeps at least 8 d rows (its Hessian's relative
+# error, about sqrt(d / m), only slows the preconditioned iterations).
+_PCG_MIN_D = 256
+_PCG_MAX_ITER = 10
+_PCG_RTOL = 0.05
+
+
 def sample_stride(n: int, d: int) -> int:
     """The stride of the row sample the solver warms up on and takes its Hessians from (1:
     none): a function of n and d only. The sample changes only the solver's path, never
     what is certified: every released point meets ``||grad J|| <= gamma`` on all rows."""
     if n < _SAMPLE_MIN_ROWS:
         return 1
+    if d >= _PCG_MIN_D:  # the sample only preconditions: 8 d rows (measured at 1e5 x 1000: 41 Gflop, 4.8 s,
+        return max(1, min(_SAMPLE_STRIDE, n // (8 * d)))  # against 81 Gflop, 6.1 s with 20 000 rows)
     return max(1, min(_SAMPLE_STRIDE, n // max(_SAMPLE_KEPT_ROWS, 64 * d)))
+
+
+def _pcg(hessian_vector, precondition, b: np.ndarray, rtol: float, max_iter: int) -> np.ndarray:
+    """Preconditioned conjugate gradients for ``H x = b`` (H symmetric positive definite,
+    given by its products), stopped at ``||r|| <= rtol ||b||`` or ``max_iter`` products."""
+    x = np.zeros_like(b)
+    r = b.copy()
+    z = precondition(r)
+    p = z.copy()
+    rz = float(r @ z)
+    target = rtol * float(np.linalg.norm(b))
+    for _ in range(max_iter):
+        hp = hessian_vector(p)
+        curvature = float(p @ hp)
+        if not curvature > 0:
+            break
+        alpha = rz / curvature
+        x += alpha * p
+        r -= alpha * hp
+        if float(np.linalg.norm(r)) <= target:
+            break
+        z = precondition(r)
+        rz, previous = float(r @ z), rz
+        p = z + (rz / previous) * p
+    return x
 
 
 def _solve_perturbed(problem: ERMProblem, ridge: float, linear: np.ndarray, tolerance: float):
@@ -227,6 +264,7 @@ def _solve_perturbed(problem: ERMProblem, ridge: float, linear: np.ndarray, tole
         if stride > 1:
             sample = problem.row_sample(stride)
             state.hessian_problem = sample
+            state.pcg = d >= _PCG_MIN_D
             w, it = state.run(sample, w, 0.0, float32_stage=True, level=_SAMPLE_STAGE_LEVEL)
             iterations += it
         if problem.dtype == np.float32:
@@ -280,6 +318,7 @@ class _NewtonState:
         self.sampled = False  # whether the kept factor is a sample's Hessian
         self.norm = math.inf  # ||grad J|| at the point the last run returned
         self.bound = math.inf  # the rounding bound of that norm (certified runs)
+        self.pcg = False  # steps on all rows by CG preconditioned with the sample's Hessian
 
     def gradient(self, problem: ERMProblem, w: np.ndarray, certify: bool = False) -> np.ndarray:
         """grad J(w); with ``certify``, in float64 with the rounding bound of
@@ -356,7 +395,14 @@ class _NewtonState:
                     self.norm = norm
                     return w, it
                 fresh = True
-            step = cho_solve(self.factor, -grad)
+            if self.pcg and self.sampled:
+                # all rows' curvature through Hessian-vector products (the margins of the last
+                # gradient are reused), the sample's Hessian as preconditioner
+                factor = self.factor
+                step = _pcg(lambda v: problem.hessian_vector(w, v) + self.ridge * v,
+                            lambda r: cho_solve(factor, r), -grad, _PCG_RTOL, _PCG_MAX_ITER)
+            else:
+                step = cho_solve(self.factor, -grad)
             t = 1.0
             while t > 1e-6:
                 trial = w + t * step
@@ -386,7 +432,10 @@ class _NewtonState:
             # sample Hessian that contracts so little is limited by its sampling error:
             # the next one is formed on all rows.
             stale = contraction > _REFRESH_CONTRACTION or (trial_norm > target and contraction**3 > target / trial_norm)
-            if stale and self.sampled:
+            if stale and self.sampled and self.pcg:
+                if contraction > _SAMPLE_REFRESH_CONTRACTION:  # a preconditioner from here
+                    self.factor = None
+            elif stale and self.sampled:
                 # a sample's Hessian on all rows: its sampling error bounds the contraction,
                 # which a fresh sample Hessian would not improve; all rows where that pays
                 if self._worth_all_rows(contraction, trial_norm, target):

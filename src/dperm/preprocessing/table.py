@@ -28,6 +28,10 @@ def _is_numeric(dtype) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
+_TRANSFORM_BLOCK_ELEMENTS = 1 << 18  # 2 MB of float64 a block of rows (measured: 0.5 s against 1.2-2.5 s
+# for column-wise writes into the row-major output at 1e6 x 100)
+
+
 class PrivatePreprocessor(PrivateTransformerMixin):
     """Private preprocessing of a raw table (pandas DataFrame or NumPy array).
 
@@ -307,9 +311,20 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                 cat = frame[categorical].map_partitions(
                     lambda part: self._label_frame(part, categorical, declared), meta=meta)
             return num, cat
-        num = pd.DataFrame({c: real_column(frame[c]) for c in numeric}, index=frame.index) if numeric else None
+        num = self._numeric_block(frame, numeric) if numeric else None
         cat = self._label_frame(frame, categorical, declared) if categorical else None
         return num, cat
+
+    @staticmethod
+    def _numeric_block(frame, numeric) -> pd.DataFrame:
+        """The numeric columns cast (cast.real_column) into one column-major float64 matrix,
+        wrapped as a DataFrame without a copy: each column is written once, contiguously,
+        and pandas takes the matrix as its one block (a frame built from a dict of columns
+        stacks them again: a second copy of the data)."""
+        values = np.empty((len(frame), len(numeric)), dtype=np.float64, order="F")
+        for j, c in enumerate(numeric):
+            values[:, j] = real_column(frame[c])
+        return pd.DataFrame(values, index=frame.index, columns=list(numeric), copy=False)
 
     @staticmethod
     def _label_frame(frame, categorical, declared) -> pd.DataFrame:
@@ -504,21 +519,30 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         frame = self._input_frame(X)
         declared = {c: list(cats) for c, cats in zip(self.categorical_, self.encoder_.categories_)} \
             if self.encoder_ is not None else {}
-        num, cat = self._cast(frame, self.numeric_, self.categorical_, declared)
-        blocks = []
+        cat = self._cast(frame, [], self.categorical_, declared)[1] if self.categorical_ else None
+        # one output matrix, each block written into its columns in place (no hstack copy)
+        n = len(frame)
+        p = len(self.numeric_) if self.scaler_ is not None else 0
+        missing = [self.numeric_.index(c) for c in self.missing_columns_] if self.scaler_ is not None else []
+        one_hot = self.encoder_._one_hot(cat) if self.encoder_ is not None else np.zeros((n, 0))
+        width = p + len(missing) + one_hot.shape[1] + (1 if self.row_norm == "normalize" else 0)
+        out = np.empty((n, width))
         if self.scaler_ is not None:
-            values = num.to_numpy(dtype=np.float64)
-            scaled = np.empty_like(values)
-            self.scaler_._scale_into(values, scaled)
-            blocks.append(scaled)
-            if self.missing_columns_:
-                blocks.append(np.isnan(num[self.missing_columns_].to_numpy(dtype=np.float64)).astype(np.float64))
-        if self.encoder_ is not None:
-            blocks.append(self.encoder_._one_hot(cat))
+            columns = [real_column(frame[c]) for c in self.numeric_]  # the casts of fit (views where float64)
+            # written, flagged and scaled a block of rows at a time: the block stays in cache
+            # (column by column into the whole row-major matrix would be strided writes)
+            rows = max(1, _TRANSFORM_BLOCK_ELEMENTS // max(1, width))
+            for start in range(0, n, rows):
+                block = out[start:start + rows, :p]
+                for j, column in enumerate(columns):
+                    block[:, j] = column[start:start + rows]
+                if missing:
+                    out[start:start + rows, p:p + len(missing)] = np.isnan(block[:, missing])
+                self.scaler_._scale_into(block, block)
+        start = p + len(missing)
+        out[:, start:start + one_hot.shape[1]] = one_hot
         if self.row_norm == "normalize":
-            blocks.append(np.ones((len(frame), 1)))
-        out = blocks[0] if len(blocks) == 1 else np.hstack(blocks)
-        if self.row_norm == "normalize":
+            out[:, -1] = 1.0
             norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # >= 1: the constant coordinate
             out /= norms[:, None]
         elif self.row_norm == "scale":

@@ -43,6 +43,7 @@ from . import events as ev
 from .budget import PrivacyBudget, register_composition
 from .gaussian_dp import gaussian_dp_epsilon, gaussian_dp_mu
 from .pld import pld_delta, pld_epsilon, pld_grid, renyi_delta, renyi_epsilon, repeat_and_select_curve
+from .exact_composition import exact_epsilon
 from .pure_dp import pure_composition_epsilon, zcdp_epsilon
 from .renyi import ORDERS as RENYI_ORDERS, UnsupportedRenyiEvent, renyi_curve_and_slack
 from .search import smallest_certified_noise, step_gdp_mu
@@ -81,6 +82,26 @@ class _Flat:
         return (self.gaussian_mu2 == 0 and not self.sampled and not self.pure and not self.approximate
                 and not self.renyi_only)
 
+    def merged(self) -> "_Flat":
+        """The same releases with identical ones counted together (a pure release of the
+        same epsilon and kind, a sampled Gaussian of the same ratio, rate and batch kind):
+        composition is symmetric, so the accounting is the same, and the PLD composes
+        each kind once, by self-composition, instead of once per release."""
+        pure: dict = {}
+        for e, c, b in self.pure:
+            pure[(e, b)] = pure.get((e, b), 0) + c
+        sampled: dict = {}
+        for r, steps, q, fixed in self.sampled:
+            sampled[(r, q, fixed)] = sampled.get((r, q, fixed), 0) + steps
+        return _Flat(self.gaussian_mu2, [(r, steps, q, fixed) for (r, q, fixed), steps in sampled.items()],
+                     [(e, c, b) for (e, b), c in pure.items()], list(self.approximate), self.secure_releases,
+                     list(self.renyi_only))
+
+    def key(self) -> tuple:
+        """A hashable description of what the accounting depends on (the cache's key)."""
+        return (self.gaussian_mu2, tuple(self.sampled), tuple(self.pure), tuple(self.approximate),
+                self.secure_releases, tuple(repr(e) for e in self.renyi_only))
+
     def full_batch_mu2(self) -> float:
         """mu^2 of the Gaussian releases with amplification by sampling ignored."""
         return self.gaussian_mu2 + sum(steps / (r * r) for r, steps, _, _ in self.sampled)
@@ -100,6 +121,8 @@ def _flatten(event, flat: _Flat, count: int) -> None:
     if isinstance(event, _dpe.ComposedDpEvent):
         for inner in event.events:
             _flatten(inner, flat, count)
+    elif isinstance(event, ev.BudgetPart):  # a note on how the budget was split, not a mechanism
+        _flatten(event.event, flat, count)
     elif isinstance(event, _dpe.SelfComposedDpEvent):
         _flatten(event.event, flat, count * int(event.count))
     elif isinstance(event, _dpe.GaussianDpEvent):
@@ -208,7 +231,28 @@ def _renyi_epsilon(events, delta: float) -> float:
     return math.inf
 
 
+_EPSILON_CACHE: dict = {}
+_EPSILON_CACHE_SIZE = 8192
+
+
 def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
+    """The smallest of the valid bounds of :func:`_candidates` (cached: a ledger composes
+    the same charges again at every new charge, a pipeline checks before it charges)."""
+    flat = flat.merged()
+    key = (flat.key(), delta, grid)
+    with _CACHE_LOCK:
+        cached = _EPSILON_CACHE.get(key)
+    if cached is not None:
+        return cached
+    value = _epsilon_uncached(flat, delta, grid)
+    with _CACHE_LOCK:
+        if len(_EPSILON_CACHE) >= _EPSILON_CACHE_SIZE:
+            _EPSILON_CACHE.clear()
+        _EPSILON_CACHE[key] = value
+    return value
+
+
+def _epsilon_uncached(flat: _Flat, delta: float, grid: float | None = None) -> float:
     if flat.renyi_only:
         if delta <= 0:
             return math.inf
@@ -237,46 +281,127 @@ def _epsilon(flat: _Flat, delta: float, grid: float | None = None) -> float:
         return eps_a + _epsilon(rest, max(0.0, delta - delta_a), grid)
     if flat.empty:
         return 0.0
+    return min(_candidates(flat, delta, grid).values())
+
+
+def _candidates(flat: _Flat, delta: float, grid: float | None = None) -> dict[str, float]:
+    """Every bound the accountant has for ``flat`` at ``delta`` (no approximate, secure or
+    Renyi-only part: :func:`_epsilon` takes those off first), by route; each is a valid
+    upper bound on its own (``tests/test_accountant_bounds.py`` checks each against the
+    exact privacy profile of Laplace and Gaussian compositions), so their minimum is:
+
+    - ``"gaussian_dp"``: only full-batch Gaussian releases, exact;
+    - ``"zcdp"``: every mix (a Gaussian release is ``mu^2/2``-zCDP, a pure one
+      ``eps^2/2``, bounded range ``eps^2/8``; sampling ignored);
+    - ``"basic"``: the pure epsilons summed, plus the rest (Gaussian, sampled) at the
+      whole delta: basic composition of a pure and an approximate guarantee;
+    - ``"pure"``: pure releases only: basic, advanced and zCDP composition;
+    - ``"full_batch"``: sampled Gaussians with sampling ignored (Gaussian DP);
+    - ``"pld"``: the privacy-loss distribution of every part, at ``grid`` or at the
+      smallest of a few refining grids (every grid is pessimistic, so valid; its
+      discretization can exceed the others, which is why they stay candidates).
+    """
     has_gaussian = flat.gaussian_mu2 > 0 or bool(flat.sampled)
     if has_gaussian and delta <= 0:
-        return math.inf
+        return {"none": math.inf}
     if not has_gaussian and delta <= 0:
-        return pure_composition_epsilon(flat.pure, 0.0)
-    candidates = []
+        return {"basic": pure_composition_epsilon(flat.pure, 0.0)}
     if not flat.sampled and not flat.pure:
-        return gaussian_dp_epsilon(math.sqrt(flat.gaussian_mu2), delta)
+        return {"gaussian_dp": gaussian_dp_epsilon(math.sqrt(flat.gaussian_mu2), delta)}
+    candidates = {}
     # zCDP: valid for every mix (a Gaussian release is mu^2/2-zCDP; sampling ignored)
     rho = flat.full_batch_mu2() / 2.0 + sum(c * e * e / (8.0 if b else 2.0) for e, c, b in flat.pure)
-    candidates.append(zcdp_epsilon(rho, delta))
+    candidates["zcdp"] = zcdp_epsilon(rho, delta)
     if not has_gaussian:
-        candidates.append(pure_composition_epsilon(flat.pure, delta))
-    elif not flat.pure:
-        # sampling ignored: the closed form, and the only route for nearly noiseless steps
-        closed = gaussian_dp_epsilon(math.sqrt(flat.full_batch_mu2()), delta)
-        candidates.append(closed)
-        if min(r for r, _, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
-            return min(candidates)
-    elif flat.sampled and min(r for r, _, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
-        return min(candidates)
+        candidates["pure"] = pure_composition_epsilon(flat.pure, delta)
+    if not flat.sampled:
+        # pure and full-batch Gaussian releases: the exact profile of their dominating
+        # pairs, on a small lattice (dperm.privacy.exact_composition). No PLD of the same
+        # pairs certifies less, so it replaces the PLD.
+        mu = math.sqrt(flat.gaussian_mu2)
+        upper = min(candidates.values())
+        basic = math.fsum(e * c for e, c, _ in flat.pure) + (gaussian_dp_epsilon(mu, delta) if mu > 0 else 0.0)
+        exact = exact_epsilon(flat.pure, mu, delta, max(upper, basic))
+        if exact is not None:
+            candidates["exact"] = exact
+            if has_gaussian:
+                candidates["basic"] = math.nextafter(basic, math.inf)
+            return candidates
+    if has_gaussian:
+        if flat.pure:
+            # basic composition: the pure part is (sum eps, 0)-DP, the rest (eps_rest, delta)-DP
+            rest = _Flat(flat.gaussian_mu2, list(flat.sampled))
+            candidates["basic"] = math.nextafter(math.fsum(e * c for e, c, _ in flat.pure)
+                                                 + _epsilon(rest, delta, grid), math.inf)
+        if not flat.pure:
+            # sampling ignored: the closed form, and the only route for nearly noiseless steps
+            candidates["full_batch"] = gaussian_dp_epsilon(math.sqrt(flat.full_batch_mu2()), delta)
+        if flat.sampled and min(r for r, _, _, _ in flat.sampled) < ACCOUNTANT_MIN_RATIO:
+            return candidates
     components = _components(flat)
     if grid is not None:
-        candidates.append(pld_epsilon(components, delta, grid))
-        return min(candidates)
+        candidates["pld"] = pld_epsilon(components, delta, grid)
+        return candidates
     # Every grid gives a valid (pessimistic) bound, so the smallest over the grids tried
     # is valid too; refine relative to the answer.
     step_mu, steps = _step_scale(flat)
-    best, current = min(candidates), pld_grid(math.inf, step_mu, steps)
+    best, current, pld = min(candidates.values()), pld_grid(math.inf, step_mu, steps), math.inf
     while True:
-        best = min(best, pld_epsilon(components, delta, current))
+        pld = min(pld, pld_epsilon(components, delta, current))
+        best = min(best, pld)
         finer = pld_grid(best, step_mu, steps)
         if finer >= current * 0.999:
-            return best
+            candidates["pld"] = pld
+            return candidates
         current = finer
+
+
+def _budget_parts(event) -> tuple[dict, list]:
+    """The :class:`~dperm.privacy.events.BudgetPart` events at the top level of a
+    composition, grouped by (part, delta), and the other events."""
+    parts: dict = {}
+    rest: list = []
+
+    def walk(node):
+        if isinstance(node, _dpe.ComposedDpEvent):
+            for inner in node.events:
+                walk(inner)
+        elif isinstance(node, ev.BudgetPart):
+            parts.setdefault((int(node.part), float(node.delta)), []).append(node.event)
+        elif not isinstance(node, _dpe.NoOpDpEvent):
+            rest.append(node)
+
+    walk(event)
+    return parts, rest
+
+
+def _split_epsilon(event, delta: float, grid: float | None) -> float | None:
+    """Basic composition of the budget's parts (None when ``event`` has none): each
+    part's events composed at the part's delta, the rest at the delta left over, the
+    epsilons added. Valid whenever the deltas add up to at most ``delta``: the parts are
+    adaptively composed mechanisms, each (eps_i, delta_i)-DP by the accountant's own
+    figure, and basic composition adds both."""
+    parts, rest = _budget_parts(event)
+    if not parts:
+        return None
+    used = math.fsum(d for _, d in parts)
+    if not used <= delta:
+        return None
+    terms = [_epsilon(flatten(ev.composed(events)), d, grid) for (_, d), events in parts.items()]
+    if rest:
+        terms.append(_epsilon(flatten(ev.composed(rest)), max(0.0, math.nextafter(delta - used, 0.0)), grid))
+    return math.nextafter(math.fsum(terms), math.inf) if len(terms) > 1 else terms[0]
 
 
 def epsilon(event, delta: float, *, grid: float | None = None) -> float:
     """The smallest epsilon the exact route certifies for ``event`` at ``delta``
     (replace-one); ``inf`` when no epsilon does (a Gaussian release at delta = 0).
+
+    The smallest of the valid bounds the accountant has: the joint composition of every
+    release (its routes, :func:`_candidates`, basic composition among them), and, where
+    the event holds :class:`~dperm.privacy.events.BudgetPart` events, basic composition
+    of those parts at their own deltas. So it never certifies more than basic composition
+    of what it composes.
 
     ``grid``: a PLD discretization to use instead of refining (a calibration certifies at
     one grid and reports what it certified).
@@ -284,7 +409,9 @@ def epsilon(event, delta: float, *, grid: float | None = None) -> float:
     delta = float(delta)
     if not (math.isfinite(delta) and 0 <= delta < 1):
         raise ValueError(f"delta must be a number in [0, 1), got {delta}")
-    return _epsilon(flatten(event), delta, grid)
+    joint = _epsilon(flatten(event), delta, grid)
+    split = _split_epsilon(event, delta, grid)
+    return joint if split is None else min(joint, split)
 
 
 def delta(event, epsilon: float) -> float:
@@ -360,6 +487,7 @@ def clear_cache() -> None:
     """Forget cached calibrations (benchmarks measuring cold calibration call this)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+        _EPSILON_CACHE.clear()
     from . import pld
 
     pld._full_batch_pld.cache_clear()

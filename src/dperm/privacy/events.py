@@ -49,7 +49,7 @@ __all__ = [
     "DpEvent", "ComposedDpEvent", "SelfComposedDpEvent", "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent", "RepeatAndSelectDpEvent", "NoOpDpEvent",
     "GaussianRelease", "SecureLaplaceRelease", "L2LaplaceRelease", "ExponentialMechanismRelease",
-    "ApproximateDpRelease", "ObjectivePerturbationRelease", "OneOfRelease", "DiscreteLaplaceRelease", "gaussian_release", "composed", "repeated", "describe",
+    "ApproximateDpRelease", "ObjectivePerturbationRelease", "OneOfRelease", "BudgetPart", "DiscreteLaplaceRelease", "gaussian_release", "composed", "repeated", "describe",
     "from_description", "sampled_releases",
 ]
 
@@ -279,6 +279,37 @@ class ObjectivePerturbationRelease(_dpe.DpEvent):
         from .shifted_gaussian import shifted_gaussian_epsilon
 
         return self.jacobian_epsilon + shifted_gaussian_epsilon(self.sensitivity / self.scale, self.delta, 2)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BudgetPart(_dpe.DpEvent):
+    """``event``, charged as part of a budget split by basic composition: the mechanism
+    of ``event`` and nothing more, with a note of the delta its part was given.
+
+    A :class:`~dperm.privacy.budget.BudgetAccountant` records the charges made inside
+    :func:`dperm.privacy.mechanisms.budget_part` (a :class:`~dperm.DPPipeline`'s steps,
+    each calibrated to its own (epsilon, delta)) wrapped in this event. The one accountant
+    composes the inner events as always (the joint route), and also by basic composition
+    of the parts: the events of each ``part`` composed at that part's ``delta``, plus
+    whatever is not in a part at the delta left over, when the parts' deltas add up to
+    at most the delta asked for; it returns the smaller (docs/privacy.md, "Basic
+    composition is always a candidate"). Every figure is computed by the accountant from
+    the events themselves: a wrong ``delta`` or ``part`` can make the bound looser, never
+    invalid.
+
+    Attributes
+    ----------
+    event : DpEvent
+        The mechanism charged.
+    delta : float
+        The delta of the part (the delta the step was calibrated at).
+    part : int
+        Which part of the split (public: the step's position, counted per ledger).
+    """
+
+    event: _dpe.DpEvent = attr.ib()
+    delta: float = attr.ib(validator=_non_negative)
+    part: int = attr.ib(default=0)
 
 
 def composed(events: Sequence[_dpe.DpEvent]) -> _dpe.DpEvent:

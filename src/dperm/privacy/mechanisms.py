@@ -20,9 +20,47 @@ from .budget import BudgetAccountant, PrivacyBudget
 from .noise import gaussian_noise, l2_laplace_noise
 
 __all__ = ["vector_mechanism", "calibrate_and_charge", "release", "sample_release", "single_release", "charging",
-           "charge", "secure_randomness"]
+           "charge", "secure_randomness", "budget_part", "next_part"]
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("dperm_budget_accountant", default=None)
+_PART: contextvars.ContextVar = contextvars.ContextVar("dperm_budget_part", default=None)
+
+
+def next_part(accountant: BudgetAccountant) -> int:
+    """A part number not yet used in ``accountant``'s charges (one more than the largest;
+    public: it counts the parts charged before)."""
+    largest = -1
+
+    def walk(node):
+        nonlocal largest
+        if isinstance(node, ev.BudgetPart):
+            largest = max(largest, int(node.part))
+            walk(node.event)
+        elif isinstance(node, ev.ComposedDpEvent):
+            for inner in node.events:
+                walk(inner)
+
+    for event in accountant.events:
+        walk(event)
+    return largest + 1
+
+
+@contextlib.contextmanager
+def budget_part(delta: float, part: int):
+    """Within the block, every charge is recorded as part ``part`` of a budget split by
+    basic composition, given ``delta`` (:class:`~dperm.privacy.events.BudgetPart`): the
+    one accountant then also composes the charges part by part, each part at its own
+    delta, and certifies the smaller figure. A :class:`~dperm.DPPipeline` runs each private
+    step in its own part, so what its ledger certifies is never more than the sum of what
+    its steps were calibrated to. Within a part, a nested part is the outer one."""
+    if _PART.get() is not None:
+        yield
+        return
+    token = _PART.set((float(delta), int(part)))
+    try:
+        yield
+    finally:
+        _PART.reset(token)
 
 
 @contextlib.contextmanager
@@ -43,6 +81,9 @@ def charge(event, label: str = "") -> None:
     BudgetExceededError before the mechanism runs when it would overspend)."""
     accountant = _ACTIVE.get()
     if accountant is not None:
+        part = _PART.get()
+        if part is not None and not isinstance(event, ev.NoOpDpEvent):
+            event = ev.BudgetPart(event, delta=part[0], part=part[1])
         accountant.charge(event, label)
 
 

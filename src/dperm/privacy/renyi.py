@@ -104,6 +104,8 @@ def _curve(event, orders: np.ndarray) -> tuple[np.ndarray, float]:
             curve, extra = _curve(part, orders)
             total, slack = total + curve, slack + extra
         return total, slack
+    if isinstance(event, ev.BudgetPart):  # a note on the event, not a mechanism
+        return _curve(event.event, orders)
     if isinstance(event, _dpe.SelfComposedDpEvent):
         curve, slack = _curve(event.event, orders)
         return int(event.count) * curve, int(event.count) * slack

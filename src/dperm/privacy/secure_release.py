@@ -463,6 +463,28 @@ def secure_laplace_error_bound(grid: float, scale_multiple: int, dim: int, failu
 _RATE_BITS = 60
 
 
+def _split_rate(gaps: np.ndarray, rate_num: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(min(g r >> 60, 2^62), g r mod 2^60)`` for each gap g >= 0 and r = ``rate_num``
+    < 2^60, exactly. g r can exceed 64 bits: with r = a 2^30 + b (a, b < 2^30) and
+    g < 2^33, ``g r = P 2^30 + Q`` with P = g a and Q = g b below 2^63, and with
+    P = P_hi 2^30 + P_lo, ``g r = P_hi 2^60 + R``, R = P_lo 2^30 + Q < 2^64 (unsigned):
+    the whole part is ``P_hi + (R >> 60)`` and the fraction ``R mod 2^60``. Larger gaps
+    take Python integers."""
+    gaps = np.asarray(gaps, dtype=np.int64)
+    if gaps.size == 0 or int(gaps.max()) >= 2**33 or int(gaps.min()) < 0:
+        values = [int(v) for v in gaps]  # Python ints: g r exceeds 64 bits
+        whole = np.array([min((g * rate_num) >> _RATE_BITS, 2**62) for g in values], dtype=np.int64)
+        frac = np.array([(g * rate_num) & (2**_RATE_BITS - 1) for g in values], dtype=np.int64)
+        return whole, frac
+    g = gaps.astype(np.uint64)
+    a, b = np.uint64(rate_num >> 30), np.uint64(rate_num & (2**30 - 1))
+    high, low = g * a, g * b  # each below 2^63
+    rest = (high & np.uint64(2**30 - 1)) * np.uint64(2**30) + low  # below 2^60 + 2^63 < 2^64
+    whole = (high >> np.uint64(30)) + (rest >> np.uint64(_RATE_BITS))
+    frac = rest & np.uint64(2**_RATE_BITS - 1)
+    return np.minimum(whole, np.uint64(2**62)).astype(np.int64), frac.astype(np.int64)
+
+
 def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, monotone: bool = False,
                                  source: UniformSource | None = None) -> int:
     """Index i with probability proportional to exp(c n_i), sampled exactly, where
@@ -489,9 +511,7 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
     rate = Fraction(epsilon) * h / ((1 if monotone else 2) * (Fraction(sensitivity) + Fraction(h)))
     rate_num = math.floor(rate * 2**_RATE_BITS)  # c = rate_num / 2^60 <= rate
     n = np.rint(np.clip(scores[finite] / h, -_CLIP, _CLIP)).astype(np.int64)
-    gaps = [int(v) for v in n.max() - n]  # Python ints: gap * rate_num exceeds int64
-    whole = np.array([min((g * rate_num) >> _RATE_BITS, 2**62) for g in gaps], dtype=np.int64)
-    frac = np.array([(g * rate_num) & (2**_RATE_BITS - 1) for g in gaps], dtype=np.int64)
+    whole, frac = _split_rate(n.max() - n, rate_num)
     # clipping whole at 2^62 is exact: reaching it would take 2^62 successive exp(-1) trials
     source = _source(source)
     m = finite.size
