@@ -51,6 +51,9 @@ MISSING_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN",
                            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
 _INTEGER = r"\s*[+-]?\d+\s*"  # an integer as pandas.read_csv reads one
+# a plain decimal number (RE2 syntax, ASCII digits only): a text Python's float and
+# Arrow's cast parse to the same double
+_DECIMAL = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 _TRUE = frozenset({"True", "TRUE", "true"})
 _FALSE = frozenset({"False", "FALSE", "false"})
 # one field of a line holding a quote, at a given position: a quoted field, or an
@@ -150,6 +153,125 @@ def _clean_lines(texts: list, width: int, quotes: bool) -> list:
     return texts
 
 
+def _arrow_text_dtype():
+    """pandas' ``"str"`` dtype where it is Arrow-backed (pandas >= 3 with pyarrow), the
+    dtype the Arrow path builds its columns in; else None (the C-parser path)."""
+    import pandas as pd
+
+    dtype = pd.Series([], dtype="str").dtype
+    if not isinstance(dtype, pd.StringDtype) or dtype.storage != "pyarrow":
+        return None
+    try:
+        import pyarrow.csv  # noqa: F401
+    except ImportError:  # pragma: no cover - the "str" dtype being Arrow-backed implies pyarrow
+        return None
+    return dtype
+
+
+def _line_bounds(raw, n):
+    """(starts, ends) of the n records of ``body`` (no final line break), as arrays."""
+    import numpy as np
+
+    breaks = np.flatnonzero(raw == 10)
+    starts = np.empty(n, dtype=np.int64)
+    starts[0], starts[1:] = 0, breaks + 1
+    ends = np.empty(n, dtype=np.int64)
+    ends[:-1], ends[-1] = breaks, len(raw)
+    return breaks, starts, ends
+
+
+def _lines_holding(raw, breaks, byte: int):
+    """The sorted distinct indices of the lines holding ``byte`` (vectorized)."""
+    import numpy as np
+
+    return np.unique(np.searchsorted(breaks, np.flatnonzero(raw == byte)))
+
+
+def _arrow_body(body: bytes, width: int, n: int):
+    """(body, quoted): the records as bytes that Arrow's CSV parser (``,``, no line break
+    but ``\n`` in an unquoted field) reads as this module's rule says, one line per
+    record in place; ``quoted`` if some line was rewritten with its fields quoted. A
+    well-formed line with neither ``"`` nor ``\r`` is kept as it is (the common case:
+    checked with NumPy, no Python loop); one holding either is split by the rule and
+    rewritten with every field quoted; a malformed line becomes ``width - 1`` commas
+    (``width`` empty fields, all missing)."""
+    import numpy as np
+
+    raw = np.frombuffer(body, dtype=np.uint8)
+    breaks, starts, ends = _line_bounds(raw, n)
+    commas = np.diff(np.concatenate(([0], np.searchsorted(np.flatnonzero(raw == 44), ends))))
+    special = set()
+    if b'"' in body:
+        special.update(_lines_holding(raw, breaks, 34).tolist())
+    if b"\r" in body:
+        special.update(_lines_holding(raw, breaks, 13).tolist())
+    undecodable = set()
+    if not body.isascii():
+        try:
+            body.decode("utf-8")  # a "\n" byte is never inside a UTF-8 sequence: the lines decode too
+        except UnicodeDecodeError:
+            for i in np.unique(np.searchsorted(breaks, np.flatnonzero(raw >= 128))).tolist():
+                try:
+                    body[starts[i]:ends[i]].decode("utf-8")
+                except UnicodeDecodeError:
+                    undecodable.add(i)
+    blank = b"," * (width - 1)
+    replace = {i: blank for i in np.flatnonzero(commas != width - 1).tolist() if i not in special}
+    for i in undecodable:
+        replace[i] = blank
+    for i in special - undecodable:
+        line = body[starts[i]:ends[i]].decode("utf-8")
+        fields = _split(line)
+        replace[i] = (_quoted(fields).encode("utf-8") if fields is not None and len(fields) == width else blank)
+    if not replace:
+        return body, False
+    pieces, position = [], 0
+    for i in sorted(replace):
+        pieces += [body[position:starts[i]], replace[i]]
+        position = int(ends[i])
+    pieces.append(body[position:])
+    return b"".join(pieces), bool(special)
+
+
+def _read_arrow(body: bytes, width: int, n: int, keep: list, positions: list, dtype):
+    """The records as a DataFrame of text columns read by Arrow's CSV parser, or None
+    where Arrow does not read them as the rule says (the caller then takes the C-parser
+    path; the row count and the width are checked, never assumed)."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as csv
+
+    body, quoted = _arrow_body(body, width, n)
+    names = [str(j) for j in range(width)]
+    wanted = sorted(set(positions))
+    try:
+        table = csv.read_csv(
+            io.BytesIO(body + b"\n"),
+            read_options=csv.ReadOptions(column_names=names, use_threads=True, block_size=1 << 22),
+            parse_options=csv.ParseOptions(delimiter=",", quote_char='"' if quoted else False, double_quote=quoted,
+                                           escape_char=False, newlines_in_values=quoted, ignore_empty_lines=False),
+            convert_options=csv.ConvertOptions(column_types={names[j]: pa.large_string() for j in wanted},
+                                               include_columns=[names[j] for j in wanted], null_values=[],
+                                               strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                               check_utf8=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != n or table.num_columns != len(wanted):
+        return None
+    missing = pa.array(sorted(MISSING_TEXTS), type=pa.large_string())
+    null = pa.scalar(None, type=pa.large_string())
+    data = {}
+    for name, j in zip(keep, positions):
+        column = table.column(names[j])
+        column = pc.if_else(pc.is_in(column, value_set=missing), null, column)
+        data[name] = pd.array(column, dtype=dtype)
+    return pd.DataFrame(data, columns=keep, index=pd.RangeIndex(n))
+
+
 def _fast_text(body: bytes, width: int, n: int):
     """The records' text as it is when no line needs the careful path (no quote, every
     line ``width`` fields, valid UTF-8), else None; the comma count per line vectorized."""
@@ -219,6 +341,11 @@ def read_table(path: str, columns: list | None = None, what: str = "data file"):
     positions = [header.index(name) for name in keep]
     if n == 0:
         return pd.DataFrame({name: pd.Series([], dtype="str") for name in keep}, columns=keep)
+    dtype = _arrow_text_dtype()
+    if dtype is not None:  # the Arrow path: no Python object per field
+        frame = _read_arrow(body, width, n, keep, positions, dtype)
+        if frame is not None:
+            return frame
     text = _fast_text(body, width, n)
     if text is None:  # a line with quotes, a malformed line or bytes that are not UTF-8
         texts = []
@@ -247,13 +374,120 @@ def _text(series):
     return pd.Series(series, dtype="str") if not pd.api.types.is_string_dtype(series.dtype) else series
 
 
+def _arrow_strings(series):
+    """The column's Arrow strings (an Array or ChunkedArray, no copy) where it is
+    Arrow-backed text, else None."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if not isinstance(dtype, pd.StringDtype) or dtype.storage != "pyarrow":
+        return None
+    import pyarrow as pa
+
+    return pa.array(series.array)  # __arrow_array__: the stored array, no copy
+
+
+def _byte_classes():
+    import numpy as np
+
+    classes = np.full(256, 2, dtype=np.uint8)
+    classes[np.frombuffer(b"0123456789-", dtype=np.uint8)] = 0
+    classes[np.frombuffer(b".eE+", dtype=np.uint8)] = 1
+    return classes
+
+
+def _byte_class(strings) -> int:
+    """0 if every present text is made of the bytes ``0-9 -`` only, 1 if of ``0-9 . e E +
+    -`` only, else 2; read on the Arrow buffers with NumPy (the bytes of missing entries
+    are skipped). A text of class 0 is an integer, and one of class 1 a decimal number,
+    exactly where Arrow's cast accepts it (tests/test_tables_fast.py)."""
+    import numpy as np
+    import pyarrow as pa
+
+    classes = _byte_classes()
+    worst = 0
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        if chunk.null_count == len(chunk):
+            continue
+        if pa.types.is_large_string(chunk.type):
+            width = np.int64
+        elif pa.types.is_string(chunk.type):
+            width = np.int32
+        else:
+            return 2
+        _, offsets, data = chunk.buffers()
+        if data is None:  # only empty texts
+            continue
+        offsets = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1, offset=chunk.offset * np.dtype(width).itemsize)
+        of_bytes = classes[np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]]]
+        top = int(of_bytes.max()) if len(of_bytes) else 0
+        if top > worst and chunk.null_count:  # the largest class per present text
+            lengths = np.diff(offsets)
+            filled = lengths > 0
+            per_text = np.zeros(len(chunk), dtype=np.uint8)
+            if filled.any():
+                per_text[filled] = np.maximum.reduceat(of_bytes, (offsets[:-1] - offsets[0])[filled])
+            valid = np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            top = int(per_text[valid].max(initial=0))
+        worst = max(worst, top)
+        if worst == 2:
+            break
+    return worst
+
+
+def _cast(strings, kind: str):
+    """Arrow's cast of the strings to ``int64`` or ``float64`` as a NumPy array (missing:
+    NaN for float64), or None where some present text does not parse."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        values = pc.cast(strings, pa.int64() if kind == "int" else pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if kind == "int" and values.null_count:
+        return None
+    values = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64 if kind == "int" else np.float64)
+    return values if values.flags.writeable else values.copy()  # Arrow's own memory is read-only
+
+
+def _all_true(mask) -> bool:
+    """Whether every present entry of an Arrow boolean array is true (False if none is)."""
+    import pyarrow.compute as pc
+
+    return mask.null_count < len(mask) and bool(pc.all(mask).as_py())
+
+
+def _parsed_arrow(strings, kind: int | None = None):
+    """_parsed's values on Arrow strings when every present text is a plain decimal
+    number (bytes of class at most 1, else the pattern ``_DECIMAL``), else None. Arrow's
+    cast parses those texts with fast_float, correctly rounded as Python's ``float`` is
+    (tests/test_tables_fast.py compares the two bit for bit); anything else takes the
+    path through ``float`` itself."""
+    import pyarrow.compute as pc
+
+    if strings.null_count == len(strings):
+        return None
+    kind = _byte_class(strings) if kind is None else kind
+    if kind == 2 and not _all_true(pc.match_substring_regex(strings, _DECIMAL)):
+        return None
+    return _cast(strings, "float")
+
+
 def _parsed(series):
     """(values, parses): each value by Python's float() (NaN where it does not parse),
     and whether it parsed; each distinct text parsed once."""
     import numpy as np
     import pandas as pd
 
-    codes, uniques = pd.factorize(_text(series), use_na_sentinel=True)
+    text = _text(series)
+    strings = _arrow_strings(text)
+    if strings is not None:
+        values = _parsed_arrow(strings)
+        if values is not None:  # every present text parses
+            return values, text.notna().to_numpy()
+    codes, uniques = pd.factorize(text, use_na_sentinel=True)
     uniques = np.asarray(uniques, dtype=object)
     try:  # the common case, every distinct text a number: NumPy calls float() on each
         values, ok = uniques.astype(np.float64), np.ones(len(uniques), dtype=bool)
@@ -267,6 +501,21 @@ def _parsed(series):
                 values[i] = np.nan
     values, ok = np.append(values, np.nan), np.append(ok, False)  # code -1: missing
     return values[codes], ok[codes]
+
+
+def _some_text_is_no_number(strings) -> bool:
+    """Whether a present text of these Arrow strings is one Python's ``float`` does not
+    parse, trying only the distinct texts that are not plain decimals (a text column
+    fails on its first few)."""
+    import pyarrow.compute as pc
+
+    uniques = pc.unique(strings).drop_null()
+    for text in uniques.filter(pc.invert(pc.match_substring_regex(uniques, _DECIMAL))).to_pylist():
+        try:
+            float(text)
+        except ValueError:
+            return True
+    return False
 
 
 def is_number(series):
@@ -303,10 +552,26 @@ def infer_types(frame):
         text = _text(frame[name])
         present = text.notna().to_numpy()
         n_present = int(present.sum())
-        if n_present == len(text) and n_present and bool(text.isin(_TRUE | _FALSE).all()):
-            typed[name] = text.isin(_TRUE).astype(bool)
+        # Arrow-backed text (pandas >= 3): the common columns are typed on Arrow's buffers;
+        # every other case, and every doubt, takes the general path below
+        strings = _arrow_strings(text) if n_present else None
+        kind = 2 if strings is None else _byte_class(strings)
+        if kind == 2 and n_present == len(text) and n_present and bool(text.isin(_TRUE | _FALSE).all()):
+            typed[name] = text.isin(_TRUE).astype(bool)  # (a True/False word is of class 2)
             continue
-        values, parses = _parsed(text)
+        if kind == 0 and n_present == len(text):
+            integers = _cast(strings, "int")  # "-?[0-9]+" within int64: pandas' int64 too
+            if integers is not None:
+                typed[name] = pd.Series(integers, index=text.index, name=name)
+                continue
+        values = None if strings is None else _parsed_arrow(strings, kind)
+        if values is not None:
+            parses = present
+        elif strings is not None and _some_text_is_no_number(strings):
+            typed[name] = text  # a text column, decided on its distinct texts
+            continue
+        else:
+            values, parses = _parsed(text)
         if not bool(parses[present].all()):
             typed[name] = text
             continue
