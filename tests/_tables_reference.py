@@ -1,4 +1,11 @@
-"""Reading a CSV file as a table, total on its rows: one record per line, every field as
+"""The reference CSV reader for tests/test_tables_fast.py: dperm._tables as it was before
+its Arrow path (commit 3c05c52), kept unchanged as the specification the fast reader must
+equal on every file (a line split in Python, the fields parsed by pandas' C parser with
+``dtype=object``, the numbers by Python's ``float``). Not imported by dperm.
+
+The module's original docstring follows.
+
+Reading a CSV file as a table, total on its rows: one record per line, every field as
 text, a malformed line a row of missing values.
 
 The rule (public, docs/your-data.md "How a CSV file is read"):

@@ -355,10 +355,13 @@ def read_table(path: str, columns: list | None = None, what: str = "data file"):
             except UnicodeDecodeError:
                 texts.append(None)  # an undecodable line: a row of missing values
         text = "\n".join(_clean_lines(texts, width, quotes=b'"' in body))
-    frame = pd.read_csv(io.StringIO(text + "\n"), header=None, names=list(range(width)),
-                        usecols=positions, dtype=object, na_filter=False, keep_default_na=False, lineterminator="\n",
-                        skip_blank_lines=False, quotechar='"', doublequote=True, escapechar=None, comment=None,
-                        skipinitialspace=False, engine="c")
+    if width == 1 and not text.replace("\n", ""):  # only empty records: pandas' C parser would find no column
+        frame = pd.DataFrame({0: [""] * n}, dtype=object)
+    else:
+        frame = pd.read_csv(io.StringIO(text + "\n"), header=None, names=list(range(width)), usecols=positions,
+                            dtype=object, na_filter=False, keep_default_na=False, lineterminator="\n",
+                            skip_blank_lines=False, quotechar='"', doublequote=True, escapechar=None, comment=None,
+                            skipinitialspace=False, engine="c")
     if len(frame) != n:  # cannot happen for lines cleaned as above; never let n move
         raise AssertionError("the CSV reader lost a record")
     data = {}
