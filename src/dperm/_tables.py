@@ -168,18 +168,6 @@ def _arrow_text_dtype():
     return dtype
 
 
-def _line_bounds(raw, n):
-    """(starts, ends) of the n records of ``body`` (no final line break), as arrays."""
-    import numpy as np
-
-    breaks = np.flatnonzero(raw == 10)
-    starts = np.empty(n, dtype=np.int64)
-    starts[0], starts[1:] = 0, breaks + 1
-    ends = np.empty(n, dtype=np.int64)
-    ends[:-1], ends[-1] = breaks, len(raw)
-    return breaks, starts, ends
-
-
 def _lines_holding(raw, breaks, byte: int):
     """The sorted distinct indices of the lines holding ``byte`` (vectorized)."""
     import numpy as np
@@ -188,23 +176,30 @@ def _lines_holding(raw, breaks, byte: int):
 
 
 def _arrow_body(body: bytes, width: int, n: int):
-    """(body, quoted): the records as bytes that Arrow's CSV parser (``,``, no line break
-    but ``\n`` in an unquoted field) reads as this module's rule says, one line per
-    record in place; ``quoted`` if some line was rewritten with its fields quoted. A
-    well-formed line with neither ``"`` nor ``\r`` is kept as it is (the common case:
-    checked with NumPy, no Python loop); one holding either is split by the rule and
-    rewritten with every field quoted; a malformed line becomes ``width - 1`` commas
-    (``width`` empty fields, all missing)."""
+    """(body, quoted): the n records of ``body`` (no final line break) as bytes that
+    Arrow's CSV parser (``,``, no line break but ``\n`` in an unquoted field) reads as
+    this module's rule says, one line per record in place; ``quoted`` if some line was
+    rewritten with its fields quoted. A well-formed line with neither ``"`` nor ``\r`` is
+    kept as it is (checked with NumPy and Arrow's kernels, no Python loop); one holding
+    either is split by the rule and rewritten with every field quoted; a malformed line
+    becomes ``width - 1`` commas (``width`` empty fields, all missing)."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     raw = np.frombuffer(body, dtype=np.uint8)
-    breaks, starts, ends = _line_bounds(raw, n)
-    commas = np.diff(np.concatenate(([0], np.searchsorted(np.flatnonzero(raw == 44), ends))))
+    breaks = np.flatnonzero(raw == 10)
+    bounds = np.empty(n + 1, dtype=np.int64)  # line i is body[bounds[i]:bounds[i + 1]], its "\n" included
+    bounds[0], bounds[1:n], bounds[n] = 0, breaks + 1, len(raw)
+    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(bounds), pa.py_buffer(body)])
+    commas = np.asarray(pc.count_substring(lines, ",").to_numpy(zero_copy_only=False))
     special = set()
     if b'"' in body:
         special.update(_lines_holding(raw, breaks, 34).tolist())
     if b"\r" in body:
         special.update(_lines_holding(raw, breaks, 13).tolist())
+    ends = bounds[1:] - 1
+    ends[-1] = len(raw)
     undecodable = set()
     if not body.isascii():
         try:
@@ -212,7 +207,7 @@ def _arrow_body(body: bytes, width: int, n: int):
         except UnicodeDecodeError:
             for i in np.unique(np.searchsorted(breaks, np.flatnonzero(raw >= 128))).tolist():
                 try:
-                    body[starts[i]:ends[i]].decode("utf-8")
+                    body[bounds[i]:ends[i]].decode("utf-8")
                 except UnicodeDecodeError:
                     undecodable.add(i)
     blank = b"," * (width - 1)
@@ -220,56 +215,83 @@ def _arrow_body(body: bytes, width: int, n: int):
     for i in undecodable:
         replace[i] = blank
     for i in special - undecodable:
-        line = body[starts[i]:ends[i]].decode("utf-8")
-        fields = _split(line)
+        fields = _split(body[bounds[i]:ends[i]].decode("utf-8"))
         replace[i] = (_quoted(fields).encode("utf-8") if fields is not None and len(fields) == width else blank)
     if not replace:
         return body, False
     pieces, position = [], 0
     for i in sorted(replace):
-        pieces += [body[position:starts[i]], replace[i]]
+        pieces += [body[position:bounds[i]], replace[i]]
         position = int(ends[i])
     pieces.append(body[position:])
     return b"".join(pieces), bool(special)
 
 
-def _read_arrow(body: bytes, width: int, n: int, keep: list, positions: list, dtype):
-    """The records as a DataFrame of text columns read by Arrow's CSV parser, or None
-    where Arrow does not read them as the rule says (the caller then takes the C-parser
-    path; the row count and the width are checked, never assumed)."""
-    import io
-
-    import numpy as np
-    import pandas as pd
+def _arrow_csv(buffer, width: int, wanted: list, quoted: bool = False, carriage_returns: bool = False):
+    """Arrow's CSV parser on the records (the columns ``wanted``, as text, no missing-value
+    or type conversion), or None where it refuses them (a line of another width)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as csv
 
-    body, quoted = _arrow_body(body, width, n)
     names = [str(j) for j in range(width)]
-    wanted = sorted(set(positions))
     try:
-        table = csv.read_csv(
-            io.BytesIO(body + b"\n"),
+        return csv.read_csv(
+            pa.BufferReader(buffer),
             read_options=csv.ReadOptions(column_names=names, use_threads=True, block_size=1 << 22),
+            # a "\r" only ever inside quotes; Arrow's chunker must then respect them
             parse_options=csv.ParseOptions(delimiter=",", quote_char='"' if quoted else False, double_quote=quoted,
-                                           escape_char=False, newlines_in_values=quoted, ignore_empty_lines=False),
+                                           escape_char=False, newlines_in_values=carriage_returns,
+                                           ignore_empty_lines=False),
             convert_options=csv.ConvertOptions(column_types={names[j]: pa.large_string() for j in wanted},
                                                include_columns=[names[j] for j in wanted], null_values=[],
                                                strings_can_be_null=False, quoted_strings_can_be_null=False,
                                                check_utf8=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows != n or table.num_columns != len(wanted):
-        return None
+
+
+def _decodes(data: bytes, start: int) -> bool:
+    if data.isascii():
+        return True
+    try:
+        str(memoryview(data)[start:], "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _read_arrow(data: bytes, start: int, end: int, width: int, n: int, keep: list, positions: list, dtype):
+    """The records (``data[start:end]``, n >= 1 lines) as a DataFrame of text columns read
+    by Arrow's CSV parser, or None where Arrow does not read them as the rule says (the
+    caller then takes the C-parser path; the row count is checked, never assumed).
+
+    A file with no ``"``, no ``\r`` and valid UTF-8 goes to Arrow as it is, without a
+    copy: Arrow refuses it if a line has another width, and then (as a file with quotes,
+    carriage returns or bytes that are not UTF-8) its lines are checked and rewritten by
+    :func:`_arrow_body` first."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = sorted(set(positions))
+    table = None
+    if data.find(b'"', start) < 0 and data.find(b"\r", start) < 0 and _decodes(data, start):
+        table = _arrow_csv(pa.py_buffer(data).slice(start), width, wanted, quoted=False)
+    if table is None or table.num_rows != n:
+        body, quoted = _arrow_body(data[start:end], width, n)
+        table = _arrow_csv(pa.py_buffer(body + b"\n"), width, wanted, quoted, carriage_returns=b"\r" in body)
+        if table is None or table.num_rows != n:
+            return None
     missing = pa.array(sorted(MISSING_TEXTS), type=pa.large_string())
     null = pa.scalar(None, type=pa.large_string())
-    data = {}
+    columns = {}
     for name, j in zip(keep, positions):
-        column = table.column(names[j])
-        column = pc.if_else(pc.is_in(column, value_set=missing), null, column)
-        data[name] = pd.array(column, dtype=dtype)
-    return pd.DataFrame(data, columns=keep, index=pd.RangeIndex(n))
+        column = table.column(str(j))
+        is_missing = pc.is_in(column, value_set=missing)
+        if pc.any(is_missing).as_py():
+            column = pc.if_else(is_missing, null, column)
+        columns[name] = pd.array(column, dtype=dtype)
+    return pd.DataFrame(columns, columns=keep, index=pd.RangeIndex(n))
 
 
 def _fast_text(body: bytes, width: int, n: int):
@@ -326,26 +348,31 @@ def read_table(path: str, columns: list | None = None, what: str = "data file"):
     import pandas as pd
 
     _open(path, what)
-    data = Path(path).read_bytes().replace(b"\r\n", b"\n")  # "\r\n" is one line break; a bare "\r" is data
-    first, _, body = data.partition(b"\n")
+    data = Path(path).read_bytes()
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")  # "\r\n" is one line break; a bare "\r" is data
+    newline = data.find(b"\n")
+    first, start = (data, len(data)) if newline < 0 else (data[:newline], newline + 1)
     if not first.strip(b" \t\r\xef\xbb\xbf"):
         raise TableError(f"cannot read {what} {path!r} as CSV (no header line)")
     header = _header(first, path)
     width = len(header)
-    if body.endswith(b"\n"):
-        body = body[:-1]  # the file's final line break starts no record...
-        n = body.count(b"\n") + 1  # ...but an empty line before it is one
+    end = len(data)
+    if end > start and data.endswith(b"\n"):
+        end -= 1  # the file's final line break starts no record...
+        n = data.count(b"\n", start, end) + 1  # ...but an empty line before it is one
     else:
-        n = body.count(b"\n") + 1 if body else 0
+        n = data.count(b"\n", start, end) + 1 if end > start else 0
     keep = header if columns is None else list(columns)
     positions = [header.index(name) for name in keep]
     if n == 0:
         return pd.DataFrame({name: pd.Series([], dtype="str") for name in keep}, columns=keep)
     dtype = _arrow_text_dtype()
     if dtype is not None:  # the Arrow path: no Python object per field
-        frame = _read_arrow(body, width, n, keep, positions, dtype)
+        frame = _read_arrow(data, start, end, width, n, keep, positions, dtype)
         if frame is not None:
             return frame
+    body = data[start:end]
     text = _fast_text(body, width, n)
     if text is None:  # a line with quotes, a malformed line or bytes that are not UTF-8
         texts = []
@@ -399,6 +426,16 @@ def _byte_classes():
     return classes
 
 
+def _digits_class(raw):
+    """_byte_class of bytes all within ``-./0-9`` by comparisons only (the common case,
+    much faster than a table look-up); None for other bytes."""
+    if int(raw.min()) < 45 or int(raw.max()) > 57:
+        return None
+    if (raw == 47).any():  # "/"
+        return 2
+    return 1 if (raw == 46).any() else 0  # "." or not
+
+
 def _byte_class(strings) -> int:
     """0 if every present text is made of the bytes ``0-9 -`` only, 1 if of ``0-9 . e E +
     -`` only, else 2; read on the Arrow buffers with NumPy (the bytes of missing entries
@@ -422,9 +459,15 @@ def _byte_class(strings) -> int:
         if data is None:  # only empty texts
             continue
         offsets = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1, offset=chunk.offset * np.dtype(width).itemsize)
-        of_bytes = classes[np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]]]
-        top = int(of_bytes.max()) if len(of_bytes) else 0
+        raw = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if not len(raw):
+            continue
+        top = _digits_class(raw)
+        if top is None:  # some byte outside "-./0-9": one pass through the table
+            of_bytes = classes[raw]
+            top = int(of_bytes.max())
         if top > worst and chunk.null_count:  # the largest class per present text
+            of_bytes = classes[raw]
             lengths = np.diff(offsets)
             filled = lengths > 0
             per_text = np.zeros(len(chunk), dtype=np.uint8)
@@ -541,6 +584,13 @@ def numbers(series):
     return pd.Series(values, index=series.index, name=series.name)
 
 
+def _integral(values) -> bool:
+    """Whether every finite value is an integer."""
+    import numpy as np
+
+    return bool(np.all(values[np.isfinite(values)] % 1 == 0))
+
+
 def infer_types(frame):
     """Each text column typed as ``pandas.read_csv`` would type it: int64 when every value
     is an integer (none missing, within int64), float64 when every present value is a
@@ -567,19 +617,21 @@ def infer_types(frame):
             if integers is not None:
                 typed[name] = pd.Series(integers, index=text.index, name=name)
                 continue
-        values = None if strings is None else _parsed_arrow(strings, kind)
+        values = None
+        if strings is not None:
+            if kind == 2 and _some_text_is_no_number(strings):
+                typed[name] = text  # a text column, decided on its distinct texts
+                continue
+            values = _parsed_arrow(strings, kind)
         if values is not None:
             parses = present
-        elif strings is not None and _some_text_is_no_number(strings):
-            typed[name] = text  # a text column, decided on its distinct texts
-            continue
         else:
             values, parses = _parsed(text)
         if not bool(parses[present].all()):
             typed[name] = text
             continue
         finite = values[present]
-        if n_present == len(text) and bool(np.all(finite[np.isfinite(finite)] % 1 == 0)):
+        if n_present == len(text) and _integral(finite[:1000]) and _integral(finite):
             distinct = pd.Series(text.unique(), dtype="str")
             if bool(distinct.str.fullmatch(_INTEGER).all()):
                 as_int = pd.to_numeric(text.str.strip(), errors="coerce")
