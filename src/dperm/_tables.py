@@ -287,9 +287,12 @@ def _read_arrow(data: bytes, start: int, end: int, width: int, n: int, keep: lis
     columns = {}
     for name, j in zip(keep, positions):
         column = table.column(str(j))
-        is_missing = pc.is_in(column, value_set=missing)
-        if pc.any(is_missing).as_py():
-            column = pc.if_else(is_missing, null, column)
+        if _only_digit_bytes(column) and pc.min(pc.binary_length(column)).as_py() > 0:
+            pass  # every missing text but "" holds a letter, "#" or "<": none here
+        else:
+            is_missing = pc.is_in(column, value_set=missing)
+            if pc.any(is_missing).as_py():
+                column = pc.if_else(is_missing, null, column)
         columns[name] = pd.array(column, dtype=dtype)
     return pd.DataFrame(columns, columns=keep, index=pd.RangeIndex(n))
 
@@ -426,14 +429,73 @@ def _byte_classes():
     return classes
 
 
-def _digits_class(raw):
-    """_byte_class of bytes all within ``-./0-9`` by comparisons only (the common case,
-    much faster than a table look-up); None for other bytes."""
-    if int(raw.min()) < 45 or int(raw.max()) > 57:
+def _chunk_bytes(chunk):
+    """(offsets, bytes) of one Arrow string array as NumPy views, or None (another type)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if pa.types.is_large_string(chunk.type):
+        width = np.int64
+    elif pa.types.is_string(chunk.type):
+        width = np.int32
+    else:
         return None
-    if (raw == 47).any():  # "/"
-        return 2
-    return 1 if (raw == 46).any() else 0  # "." or not
+    _, offsets, data = chunk.buffers()
+    offsets = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1, offset=chunk.offset * np.dtype(width).itemsize)
+    raw = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]] if data is not None else np.empty(0, np.uint8)
+    return offsets, raw
+
+
+def _quick_kind(raw):
+    """_byte_class of these bytes by comparisons only (the common case, several times
+    faster than a table look-up): 0 for ``-0-9`` only, 1 for ``-0-9 . e E +`` only, None
+    for any other byte."""
+    import numpy as np
+
+    if not len(raw):
+        return 0
+    low, high = int(raw.min()), int(raw.max())
+    if low < 43:
+        return None
+    kind = 0
+    if high > 57:
+        over = raw[raw > 57]
+        if not bool(np.all((over == 69) | (over == 101))):  # "E", "e"
+            return None
+        kind = 1
+    if (raw == 44).any() or (raw == 47).any():  # ",", "/"
+        return None
+    return 1 if kind or low == 43 or (raw == 46).any() else 0  # "+", "."
+
+
+def _digits_kind(strings):
+    """_byte_class where every byte of the strings (missing entries' included) is of class
+    at most 1, by comparisons only; None otherwise (then the table look-up decides)."""
+    import pyarrow as pa
+
+    kind = 0
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        parts = _chunk_bytes(chunk)
+        quick = None if parts is None else _quick_kind(parts[1])
+        if quick is None:
+            return None
+        kind = max(kind, quick)
+    return kind
+
+
+def _only_digit_bytes(strings) -> bool:
+    """Whether every byte of these Arrow strings (missing entries' included) is one of
+    ``-./0-9``: comparisons only."""
+    import pyarrow as pa
+
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        parts = _chunk_bytes(chunk)
+        if parts is None:
+            return False
+        raw = parts[1]
+        if len(raw) and (int(raw.min()) < 45 or int(raw.max()) > 57):
+            return False
+    return True
 
 
 def _byte_class(strings) -> int:
@@ -449,21 +511,14 @@ def _byte_class(strings) -> int:
     for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
         if chunk.null_count == len(chunk):
             continue
-        if pa.types.is_large_string(chunk.type):
-            width = np.int64
-        elif pa.types.is_string(chunk.type):
-            width = np.int32
-        else:
+        parts = _chunk_bytes(chunk)
+        if parts is None:
             return 2
-        _, offsets, data = chunk.buffers()
-        if data is None:  # only empty texts
+        offsets, raw = parts
+        if not len(raw):  # only empty texts
             continue
-        offsets = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1, offset=chunk.offset * np.dtype(width).itemsize)
-        raw = np.frombuffer(data, dtype=np.uint8)[offsets[0]:offsets[-1]]
-        if not len(raw):
-            continue
-        top = _digits_class(raw)
-        if top is None:  # some byte outside "-./0-9": one pass through the table
+        top = _quick_kind(raw)
+        if top is None:  # some byte of class 2, maybe a missing entry's: one pass through the table
             of_bytes = classes[raw]
             top = int(of_bytes.max())
         if top > worst and chunk.null_count:  # the largest class per present text
@@ -608,21 +663,21 @@ def infer_types(frame):
         # Arrow-backed text (pandas >= 3): the common columns are typed on Arrow's buffers;
         # every other case, and every doubt, takes the general path below
         strings = _arrow_strings(text) if n_present else None
-        kind = 2 if strings is None else _byte_class(strings)
-        if kind == 2 and n_present == len(text) and n_present and bool(text.isin(_TRUE | _FALSE).all()):
-            typed[name] = text.isin(_TRUE).astype(bool)  # (a True/False word is of class 2)
+        kind = None if strings is None else _digits_kind(strings)  # comparisons only
+        if kind is None and n_present == len(text) and n_present and bool(text.isin(_TRUE | _FALSE).all()):
+            typed[name] = text.isin(_TRUE).astype(bool)  # (a True/False word has a byte of class 2)
             continue
+        if kind is None and strings is not None:
+            if _some_text_is_no_number(strings):
+                typed[name] = text  # a text column, decided on its distinct texts
+                continue
+            kind = _byte_class(strings)
         if kind == 0 and n_present == len(text):
             integers = _cast(strings, "int")  # "-?[0-9]+" within int64: pandas' int64 too
             if integers is not None:
                 typed[name] = pd.Series(integers, index=text.index, name=name)
                 continue
-        values = None
-        if strings is not None:
-            if kind == 2 and _some_text_is_no_number(strings):
-                typed[name] = text  # a text column, decided on its distinct texts
-                continue
-            values = _parsed_arrow(strings, kind)
+        values = None if strings is None else _parsed_arrow(strings, kind)
         if values is not None:
             parses = present
         else:
