@@ -173,6 +173,8 @@ def _files(draw) -> bytes:
     kinds = draw(st.lists(st.sampled_from(sorted(KINDS)), min_size=1, max_size=4))
     lines = [draw(_header(len(kinds)))] + draw(st.lists(_line(kinds), max_size=25))
     breaks = [draw(st.sampled_from([b"\n", b"\n", b"\r\n"])) for _ in lines]
+    if len(lines) > 1 and draw(st.integers(0, 5)) == 0:  # a byte order mark opening the first record
+        lines[1] = b"\xef\xbb\xbf" + lines[1]
     data = b"".join(line + end for line, end in zip(lines, breaks))
     ending = draw(st.integers(0, 3))
     if ending == 1:  # no line break at the end
@@ -200,6 +202,15 @@ def test_without_arrow_the_reader_is_the_reference(data):
     with mock.patch.object(_tables, "_arrow_text_dtype", return_value=None), \
             mock.patch.object(_tables, "_arrow_strings", return_value=None):
         _assert_same_reading(path)
+
+
+@pytest.mark.parametrize("data", [b"a,b\n\xef\xbb\xbf1\r2,x\n", b"a,b\n\xef\xbb\xbf\xef\xbb\xbf1\r2,x\n3,4",
+                                  b'a,b\n\xef\xbb\xbf1,"x"\n', b'a,b\n\xef\xbb\xbf"1",x\n', b"a\n\xef\xbb\xbf\n",
+                                  b"a,b\n\xef\xbb\xbf1,2\n3\r,4\n", b"a,b\n1,2\n\xef\xbb\xbf3\r,4\n"])
+def test_a_byte_order_mark_opening_the_first_record_equals_the_reference(data):
+    """pandas' C parser (the reference's) drops a byte order mark at the start of its input,
+    the first record's when that line is passed as it is; so does the fast reader."""
+    _assert_same_reading(_write(data))
 
 
 @pytest.mark.parametrize("data", [b"", b"\n", b"\r\n1,2\n", b"\n1,2\n", b'a,"b\n1,2\n', b"a,\xff\n1,2\n",

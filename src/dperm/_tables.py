@@ -230,7 +230,12 @@ def _arrow_body(body: bytes, width: int, n: int):
     for i in undecodable:
         replace[i] = blank
     for i in special - undecodable:
-        fields = _split(body[bounds[i]:ends[i]].decode("utf-8"))
+        line = body[bounds[i]:ends[i]].decode("utf-8")
+        if i == 0 and line.startswith("\ufeff") and '"' not in line:
+            # a byte order mark opening the first record is dropped, as pandas' and Arrow's
+            # parsers drop it from a line they read as it is (the reference's rule)
+            line = line[1:]
+        fields = _split(line)
         replace[i] = (_quoted(fields).encode("utf-8") if fields is not None and len(fields) == width else blank)
     if not replace:
         return body, False
