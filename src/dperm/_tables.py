@@ -477,7 +477,7 @@ def _quick_kind(raw):
     if not len(raw):
         return 0
     low, high = int(raw.min()), int(raw.max())
-    if low < 43:
+    if low < 43 or high > 101:  # below "+" or above "e": a text column's letters, mostly
         return None
     kind = 0
     if high > 57:
@@ -661,6 +661,16 @@ def numbers(series):
     return pd.Series(values, index=series.index, name=series.name)
 
 
+def _all_words(text, strings, words) -> bool:
+    """Whether every value of a column without missing values is one of ``words``."""
+    if strings is None:
+        return bool(text.isin(words).all())
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return _all_true(pc.is_in(strings, value_set=pa.array(sorted(words), type=strings.type)))
+
+
 def _integral(values) -> bool:
     """Whether every finite value is an integer."""
     import numpy as np
@@ -686,7 +696,7 @@ def infer_types(frame):
         # every other case, and every doubt, takes the general path below
         strings = _arrow_strings(text) if n_present else None
         kind = None if strings is None else _digits_kind(strings)  # comparisons only
-        if kind is None and n_present == len(text) and n_present and bool(text.isin(_TRUE | _FALSE).all()):
+        if kind is None and n_present == len(text) and n_present and _all_words(text, strings, _TRUE | _FALSE):
             typed[name] = text.isin(_TRUE).astype(bool)  # (a True/False word has a byte of class 2)
             continue
         if kind is None and strings is not None:
