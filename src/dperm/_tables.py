@@ -583,19 +583,15 @@ def _all_true(mask) -> bool:
 
 
 def _parsed_arrow(strings, kind: int | None = None):
-    """_parsed's values on Arrow strings when every present text is a plain decimal
-    number (bytes of class at most 1, else the pattern ``_DECIMAL``), else None. Arrow's
-    cast parses those texts with fast_float, correctly rounded as Python's ``float`` is
-    (tests/test_tables_fast.py compares the two bit for bit); anything else takes the
-    path through ``float`` itself."""
-    import pyarrow.compute as pc
-
+    """_parsed's values on Arrow strings when every present text is of byte class at most
+    1 (``kind``, computed if not given) and Arrow's cast parses it, else None. Arrow's cast
+    parses these texts with fast_float, correctly rounded as Python's ``float`` is, and
+    refuses exactly those ``float`` refuses (tests/test_tables_fast.py compares the two bit
+    for bit); a text of class 2 (any other byte) takes the path through ``float``."""
     if strings.null_count == len(strings):
         return None
     kind = _byte_class(strings) if kind is None else kind
-    if kind == 2 and not _all_true(pc.match_substring_regex(strings, _DECIMAL)):
-        return None
-    return _cast(strings, "float")
+    return None if kind == 2 else _cast(strings, "float")
 
 
 def _parsed(series):
