@@ -98,7 +98,7 @@ def _records(path: str) -> int:
 
 def test_a_one_column_file_of_empty_records_is_read_not_refused():
     """The reference's failure the fast reader fixes (both paths): n rows of missing values."""
-    for data in (b"c\n\n", b"c\n\n\n", b"c\r\n\xff\n"):
+    for data in (b"c\n\n", b"c\n\n\n", b"c\r\n\xff\n", b"c\n\xef\xbb\xbf\n"):
         for arrow in (True, False):
             with mock.patch.object(_tables, "_arrow_text_dtype", return_value=None) if not arrow else mock.MagicMock():
                 table = read_table(_write(data))

@@ -407,7 +407,9 @@ def read_table(path: str, columns: list | None = None, what: str = "data file"):
             except UnicodeDecodeError:
                 texts.append(None)  # an undecodable line: a row of missing values
         text = "\n".join(_clean_lines(texts, width, quotes=b'"' in body))
-    if width == 1 and not text.replace("\n", ""):  # only empty records: pandas' C parser would find no column
+    if width == 1 and not text.removeprefix("\ufeff").replace("\n", ""):
+        # only empty records (the parser drops a byte order mark opening its input): pandas'
+        # C parser would find no column
         frame = pd.DataFrame({0: [""] * n}, dtype=object)
     else:
         frame = pd.read_csv(io.StringIO(text + "\n"), header=None, names=list(range(width)), usecols=positions,
