@@ -168,14 +168,16 @@ def _grouped_law(monkeypatch, counts, q, grid, eps, prior):
 
     seen = {}
 
-    def capture(rng, scores, epsilon, sensitivity, *, secure, monotone=False):
+    def capture(rng, scores, epsilon, sensitivity, *, secure, monotone=False, multiplicities=None):
         seen["scores"], seen["epsilon"] = np.asarray(scores, dtype=np.float64), epsilon
+        seen["k"] = np.ones(seen["scores"].size) if multiplicities is None else np.asarray(multiplicities)
         return 0
 
     monkeypatch.setattr(Q, "exponential_select", capture)
     Q.select_quantile(counts, q, grid, eps, np.random.default_rng(0), prior, grouped=True)
     monkeypatch.undo()
-    run_law = _law(seen["scores"], seen["epsilon"])
+    run_law = _law(seen["scores"], seen["epsilon"]) * seen["k"]  # exponential_select's contract
+    run_law = run_law / run_law.sum()
     scores = scores_from_counts(*counts, q) + (2.0 / eps) * np.asarray(prior)
     starts = np.concatenate([[0], np.flatnonzero(np.diff(scores) != 0) + 1])
     lengths = np.diff(np.concatenate([starts, [scores.size]]))
@@ -224,6 +226,78 @@ def test_grouped_draw_samples_its_law():
     draws = [select_quantile(counts, 0.5, grid, eps, rng, prior, grouped=True) for _ in range(6000)]
     observed = np.array([sum(d == g for d in draws) for g in grid])
     assert chisquare(observed, law * len(draws)).pvalue > 1e-4
+
+
+def _secure_law(scores, eps, multiplicities=None):
+    """The law the exact sampler states (``secure_exponential_mechanism``'s contract, unit
+    sensitivity): ``k_i exp(c n_i)``, n_i the score rounded to h = 2^-12, c the dyadic rate
+    ``floor(eps h / (2 (1 + h)) 2^60) / 2^60``."""
+    import math
+    from fractions import Fraction
+
+    h = 2.0**-12
+    c = math.floor(Fraction(eps) * Fraction(h) / (2 * (1 + Fraction(h))) * 2**60) / 2**60
+    n = np.rint(np.asarray(scores, dtype=np.float64) / h)
+    w = np.exp(c * (n - n.max())) * (1.0 if multiplicities is None else np.asarray(multiplicities, dtype=np.float64))
+    return w / w.sum()
+
+
+def test_grouped_secure_draw_is_the_one_secure_draw_and_eps_dp(monkeypatch):
+    """Without a seed the grouped draw runs on the exact sampler, whose rate c is a little
+    below eps / 2 (its rounding is counted in it): the run must weigh its length times a
+    candidate's weight exactly, not by a log-length added to its score (that weighs it by
+    its length to the power 2c / eps < 1, and the runs depend on the data). The law the
+    code hands the sampler, spread uniformly within runs, equals the ungrouped exact law
+    on every replace-one pair of small columns, and so is eps-DP."""
+    from dperm.preprocessing.quantiles import rank_counts, select_quantile
+    from dperm.privacy import secure_release
+
+    eps = 0.9
+    grid = np.array([-2.0, 0.0, 1.0, 1.25, 1.5, 1.75, 2.0, 4.0, 8.0])
+    prior = np.log(np.array([1.0, 1.0, 1.0, 0.05, 0.05, 0.05, 1.0, 1.0, 1.0]))
+    seen = {}
+
+    def capture(scores, epsilon, sensitivity, *, monotone=False, multiplicities=None, source=None):
+        seen["scores"], seen["k"] = np.asarray(scores, dtype=np.float64), multiplicities
+        return 0
+
+    monkeypatch.setattr(secure_release, "secure_exponential_mechanism", capture)
+    values = [0.0, 1.0, 1.5, 3.0]
+    worst = 0.0
+    for column in itertools.product(values, repeat=3):
+        for value in values:
+            laws = []
+            for col in (column, (value,) + column[1:]):
+                counts = rank_counts(np.sort(np.array(col)), grid)
+                select_quantile(counts, 0.5, grid, eps, None, prior, grouped=True)
+                k = np.ones(seen["scores"].size, dtype=int) if seen["k"] is None else np.asarray(seen["k"])
+                grouped = np.repeat(_secure_law(seen["scores"], eps, k) / k, k)
+                one = _secure_law(scores_from_counts(*counts, 0.5) + (2.0 / eps) * prior, eps)
+                np.testing.assert_allclose(grouped, one, rtol=1e-12, atol=0)
+                laws.append(grouped)
+            worst = max(worst, float(np.max(np.abs(np.log(laws[0]) - np.log(laws[1])))))
+    assert 0.25 * eps < worst <= eps
+
+
+def test_the_exact_sampler_draws_multiplicities_times_its_weights():
+    """``secure_exponential_mechanism(..., multiplicities=k)`` samples ``k_i exp(c n_i)``
+    (a seeded uniform source, so the test is reproducible)."""
+    from scipy.stats import chisquare
+
+    from dperm.privacy.exact_sampling import GeneratorSource
+    from dperm.privacy.secure_release import secure_exponential_mechanism
+
+    eps, scores, k = 1.5, np.array([0.0, 1.0, -np.inf, 1.0, 2.5, -1.0]), np.array([3, 1, 7, 40, 2, 600])
+    law = np.zeros(scores.size)
+    finite = np.isfinite(scores)
+    law[finite] = _secure_law(scores[finite], eps, k[finite])
+    source = GeneratorSource(np.random.default_rng(11))
+    draws = np.array([secure_exponential_mechanism(scores, eps, 1.0, multiplicities=k, source=source) for _ in range(4000)])
+    observed = np.bincount(draws, minlength=scores.size)
+    assert observed[2] == 0
+    assert chisquare(observed[finite], law[finite] * draws.size).pvalue > 1e-4
+    with pytest.raises(ValueError, match="multiplicities"):
+        secure_exponential_mechanism(scores, eps, 1.0, multiplicities=np.array([1, 0, 1, 1, 1, 1]))
 
 
 def test_centre_grid_holds_calendar_years_at_a_small_weight():

@@ -307,8 +307,11 @@ def select_quantile(counts, q: float, candidates, epsilon: float, rng=None, log_
         return float(grid[index])
     starts = np.concatenate([[0], np.flatnonzero(np.diff(scores) != 0) + 1])
     lengths = np.diff(np.concatenate([starts, [scores.size]]))
-    run_scores = scores[starts] + (2.0 * SENSITIVITY / float(epsilon)) * np.log(lengths)
-    run = exponential_select(rng, run_scores, float(epsilon), SENSITIVITY, secure=rng is None)
+    # the run's weight is its length times a candidate's, exactly (not a log-length added to
+    # the score: the secure sampler's rate is a little below epsilon / 2, so that would weigh
+    # a run by its length to a power below 1, and the runs depend on the data)
+    run = exponential_select(rng, scores[starts], float(epsilon), SENSITIVITY, secure=rng is None,
+                             multiplicities=lengths)
     from ..privacy.exact_sampling import GeneratorSource, SecureRandom
 
     source = SecureRandom() if rng is None else GeneratorSource(rng)

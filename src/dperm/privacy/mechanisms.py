@@ -178,7 +178,8 @@ def release(rng, value: np.ndarray, event) -> np.ndarray:
     return value + sample_release(rng, event, value.size)
 
 
-def exponential_select(rng, scores, epsilon: float, sensitivity: float, *, secure: bool, monotone: bool = False) -> int:
+def exponential_select(rng, scores, epsilon: float, sensitivity: float, *, secure: bool, monotone: bool = False,
+                       multiplicities=None) -> int:
     """One draw of the exponential mechanism over ``scores`` (utilities of replace-one
     sensitivity ``sensitivity``): epsilon-DP and epsilon-bounded-range, which is what its
     :class:`~dperm.privacy.events.ExponentialMechanismRelease` is accounted as.
@@ -186,13 +187,21 @@ def exponential_select(rng, scores, epsilon: float, sensitivity: float, *, secur
     ``secure`` (the fit's ``random_state`` was None, :func:`secure_randomness`): the exact
     integer sampler of :func:`dperm.privacy.secure_release.secure_exponential_mechanism`
     (scores rounded to a power-of-two grid, the rounding counted in the rate, uniform bits
-    from the operating system); otherwise Gumbel-max from ``rng`` (reproducible)."""
+    from the operating system); otherwise Gumbel-max from ``rng`` (reproducible).
+
+    ``multiplicities``: positive integers k_i; index i is drawn with probability
+    proportional to ``k_i`` times its weight (score i standing k_i times), exactly on the
+    secure path (:func:`~dperm.privacy.secure_release.secure_exponential_mechanism`)."""
     if secure:
         from .secure_release import secure_exponential_mechanism
 
-        return secure_exponential_mechanism(scores, epsilon, sensitivity, monotone=monotone)
+        return secure_exponential_mechanism(scores, epsilon, sensitivity, monotone=monotone,
+                                            multiplicities=multiplicities)
     from .noise import exponential_mechanism
 
+    if multiplicities is not None:  # k_i exp(eps u_i / (2 Delta)) = exp(eps (u_i + (2 Delta / eps) ln k_i) / (2 Delta))
+        per_nat = (1.0 if monotone else 2.0) * float(sensitivity) / float(epsilon)
+        scores = np.asarray(scores, dtype=np.float64) + per_nat * np.log(np.asarray(multiplicities, dtype=np.float64))
     return exponential_mechanism(rng, scores, epsilon, sensitivity, monotone=monotone)
 
 

@@ -486,7 +486,7 @@ def _split_rate(gaps: np.ndarray, rate_num: int) -> tuple[np.ndarray, np.ndarray
 
 
 def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, monotone: bool = False,
-                                 source: UniformSource | None = None) -> int:
+                                 multiplicities=None, source: UniformSource | None = None) -> int:
     """Index i with probability proportional to exp(c n_i), sampled exactly, where
     n_i = round(u_i / h) and ``c <= eps h / (2 (Delta + h))`` (``eps h / (Delta + h)`` if
     ``monotone``) is a dyadic rational: epsilon-DP (McSherry & Talwar 2007) for scores u
@@ -496,6 +496,15 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
     sensitivity (and keeps monotone scores monotone). -inf scores are never chosen.
     Sampling: propose i uniformly, accept with probability exp(-c (max_j n_j - n_i)),
     a batch of proposals per round (exact rejection, about 1.6 rounds on average).
+
+    ``multiplicities``: positive integers k_i (None: all 1). Index i is then drawn with
+    probability proportional to ``k_i exp(c n_i)``, exactly: the law of the index of the
+    run in one draw over a list where score i stands k_i times (proposals are uniform over
+    the k_1 + ... + k_m entries). A caller that groups equal scores into runs and then
+    picks uniformly within the drawn run gets the law of the ungrouped draw, with the same
+    c and rounding, so the same guarantee. (Adding ``log k_i`` to the scores would not:
+    the rate c is a little below ``eps / (2 Delta)``, so the weight would be ``k_i`` to a
+    power below 1, which depends on the data where the runs do.)
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1 or scores.size == 0:
@@ -515,11 +524,23 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
     # clipping whole at 2^62 is exact: reaching it would take 2^62 successive exp(-1) trials
     source = _source(source)
     m = finite.size
-    one = np.ones(m, dtype=np.int64)
-    den = np.full(m, 2**_RATE_BITS, dtype=np.int64)
+    ends = None
+    if multiplicities is not None:
+        counts = np.asarray(multiplicities)
+        if counts.shape != scores.shape or counts.dtype.kind not in "iu" or np.any(counts < 1):
+            raise ValueError("multiplicities must be positive integers, one per score")
+        ends = np.cumsum(counts[finite].astype(np.int64))  # entry e belongs to index searchsorted(ends, e, 'right')
+        if int(ends[-1]) >= 2**62:
+            raise ValueError("multiplicities must sum to less than 2^62")
+    total = m if ends is None else int(ends[-1])
+    batch = min(total, max(m, 1 << 16))
+    one = np.ones(batch, dtype=np.int64)
+    den = np.full(batch, 2**_RATE_BITS, dtype=np.int64)
     while True:
-        proposal = source.integers(np.full(m, m, dtype=np.int64))
-        accept = bernoulli_exp(source, whole[proposal], one[proposal])
+        proposal = source.integers(np.full(batch, total, dtype=np.int64))
+        if ends is not None:
+            proposal = np.searchsorted(ends, proposal, side="right")
+        accept = bernoulli_exp(source, whole[proposal], one[:proposal.size])
         idx = np.flatnonzero(accept)
         accept[idx] = _bernoulli_exp_unit(source, [(frac[proposal[idx]], den[:idx.size])], idx.size)
         hits = np.flatnonzero(accept)
