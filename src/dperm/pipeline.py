@@ -223,7 +223,10 @@ class DPPipeline(Pipeline):
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
         if y is not None:
-            y, params = self._check_target_before_any_charge(final, final_name, y, params)
+            from .distributed import is_dask_collection
+
+            y, params = self._check_target_before_any_charge(final, final_name, y, params,
+                                                             always_weight=is_dask_collection(X))
         if is_regressor(final) and y is not None:
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
@@ -321,7 +324,7 @@ class DPPipeline(Pipeline):
         return self
 
     @staticmethod
-    def _check_target_before_any_charge(final, final_name: str, y, params: dict):
+    def _check_target_before_any_charge(final, final_name: str, y, params: dict, always_weight: bool = False):
         """Make y and the sample weights total, before the first private step charges
         anything (docs/privacy.md, "Totality"): each row's target and weight mapped by
         itself, never an error that depends on a value.
@@ -336,7 +339,11 @@ class DPPipeline(Pipeline):
         - a weight is cast to a number, NaN to 0, and clamped into [0, 1].
 
         A Dask y or weight vector is gathered to the client here (the estimator gathers it
-        anyway). Returns (y, params) to fit with."""
+        anyway). ``always_weight`` (X is a Dask collection, a public fact): the estimator
+        gets a weight vector whatever the values, since on Dask data a weight vector
+        changes which solvers run (``dperm.distributed.supports``); so it is there for
+        every neighbour, not only for the one holding a bad target. Returns (y, params) to
+        fit with."""
         from sklearn.base import is_classifier
 
         from .distributed import is_dask_collection
@@ -379,7 +386,7 @@ class DPPipeline(Pipeline):
         else:
             y = real_column(labels)
             keep = ~np.isnan(y)
-        if weight is not None or not keep.all():
+        if weight is not None or always_weight or not keep.all():
             if weight is None:
                 w = np.ones(n)
             else:
