@@ -115,9 +115,61 @@ def test_one_step_squared_loss_output_law_on_the_worst_pair_is_within_the_certif
     assert symmetric_hockey_stick(p, q, 0.95 * fit.privacy_spent.epsilon, cell) > budget.delta
 
 
-@pytest.mark.parametrize("loss,covariance,count,pld", [("logistic", "sandwich", 8 + 8 + 1, True),
-                                                       ("logistic", "model", 16, False), ("squared", None, 3, True),
-                                                       ("huber", None, 17, False)])
+def test_logistic_newton_output_law_on_a_worst_pair_along_its_trajectory_is_within_the_certificate(monkeypatch):
+    """The logistic inference fit (10 adaptive steps, the default model covariance): on a
+    pair whose replaced row is orthogonal and of flipped label, run D with a seed, then D'
+    made to draw the same outputs (so both walk the same public points w_k). Given the
+    outputs so far each release is a Gaussian of its event's sigma, so along the
+    trajectory the output law of D against D' is N(0, 1) against N(m, 1), m^2 the sum of
+    the squared shifts in noise units: every shift is within its release's sensitivity,
+    and the hockey stick at the certified epsilon, integrated, is at most delta."""
+    n = 8
+    X = np.zeros((n, 2))
+    X[:, 0] = 1.0
+    X2 = X.copy()
+    X2[0] = [0.0, 1.0]
+    y = np.where(np.arange(n) % 3 == 0, -1.0, 1.0)
+    y2 = y.copy()
+    y2[0] = -y[0]
+    budget = PrivacyBudget(1.0, 1e-5)
+    P, Q = (ERMProblem(A, t, "logistic") for A, t in ((X, y), (X2, y2)))
+    real = mech.release
+    runs = {"P": [], "Q": []}
+
+    def recording(rng, value, event):
+        out = real(rng, value, event)
+        runs["P"].append((np.array(value), event, out))
+        return out
+
+    monkeypatch.setattr(mech, "release", recording)
+    fit = mech.newton_inference(P, budget, rng=0)
+    outputs = iter([o for _, _, o in runs["P"]])
+
+    def replaying(rng, value, event):
+        runs["Q"].append(np.array(value))
+        return next(outputs)
+
+    monkeypatch.setattr(mech, "release", replaying)
+    mech.newton_inference(Q, budget, rng=0)
+    assert len(runs["Q"]) == len(runs["P"]) == len(phases(fit.event))
+    shifts = []
+    for (vp, event, _), vq in zip(runs["P"], runs["Q"]):
+        shift = np.linalg.norm(vp - vq)
+        assert shift <= event.sensitivity * (1 + 1e-9)  # the release's declared sensitivity holds
+        shifts.append(shift / event.sigma)
+    m = math.sqrt(sum(s * s for s in shifts))
+    mu = math.sqrt(sum((r.sensitivity / r.sigma) ** 2 for r, _ in phases(fit.event)))
+    assert 0.35 * mu < m <= mu * (1 + 1e-9)
+    for shift in (m, mu):
+        grid = integration_grid([0.0, shift], 1.0)
+        cell = grid[1] - grid[0]
+        p, q = norm.pdf(grid), norm.pdf(grid, loc=shift)
+        assert symmetric_hockey_stick(p, q, fit.privacy_spent.epsilon, cell) <= budget.delta * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("loss,covariance,count,pld", [("logistic", "sandwich", 10 + 10 + 1, True),
+                                                       ("logistic", "model", 20, False), ("squared", None, 3, True),
+                                                       ("huber", None, 21, False)])
 def test_event_is_calibrated_and_releases_follow_the_plan(loss, covariance, count, pld):
     rng = np.random.default_rng(0)
     X, y, _ = _linear(300, 3, rng)
@@ -149,7 +201,7 @@ def test_every_release_goes_through_its_event(monkeypatch):
     rng = np.random.default_rng(1)
     X, y, _ = _logistic(400, 2, rng)
     P = ERMProblem(X, np.where(y > 0, 1.0, -1.0), "logistic")
-    fit = mech.newton_inference(P, PrivacyBudget(1.0, 1e-5), rng=0, steps=3)
+    fit = mech.newton_inference(P, PrivacyBudget(1.0, 1e-5), rng=0, steps=3, covariance="sandwich")
     leaves = [r for r, _ in phases(fit.event)]
     # per step: the Hessian, then (last step) the outer product, then the gradient
     assert calls == [leaves[3], leaves[0], leaves[4], leaves[1], leaves[5], leaves[6], leaves[2]]
