@@ -66,6 +66,7 @@ from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
 from ..problem.losses import MarginLoss
 from ..result import PrivateFit
+from .softmax import ReferenceSoftmax
 
 __all__ = ["newton_inference", "public_outlook", "InferenceSchedule", "schedule", "DEFAULT_STEPS", "SEPARATION",
            "OUTLOOK_CURVATURE"]
@@ -89,7 +90,7 @@ SEPARATION = {"squared": 2.0}
 GLM_SEPARATION = 1.0
 # The sampling part's default per loss: the model's (statsmodels' OLS and Logit default),
 # else the sandwich.
-DEFAULT_COVARIANCE = {"squared": "model", "logistic": "model"}
+DEFAULT_COVARIANCE = {"squared": "model", "logistic": "model", "multinomial": "model"}
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,13 @@ def _event(plan: InferenceSchedule, dh: float, secure: bool):
     return make
 
 
+def _gradient_scale(problem, w: np.ndarray) -> float:
+    """The replace-one sensitivity of the mean loss gradient at the public w (``2 L_k / n``)."""
+    if isinstance(problem, ReferenceSoftmax):
+        return problem.gradient_scale(w)
+    return gradient_bound(problem, w)
+
+
 def _loss_hessian(problem: ERMProblem, w: np.ndarray) -> np.ndarray:
     H = problem.hessian(w)
     H[np.diag_indices_from(H)] -= problem.regularizer.l2
@@ -183,7 +191,9 @@ def _check(problem: ERMProblem, budget: PrivacyBudget) -> None:
         raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
     if budget.delta <= 0:
         raise ValueError("the inference fit releases Gaussian statistics and needs delta > 0")
-    if not isinstance(problem.loss, MarginLoss) or not problem.loss.convex or getattr(problem, "_custom", False):
+    if isinstance(problem, ReferenceSoftmax):
+        pass  # the softmax with a reference class (dperm.inference.softmax): constants proven there
+    elif not isinstance(problem.loss, MarginLoss) or not problem.loss.convex or getattr(problem, "_custom", False):
         raise ValueError("the inference fit needs a built-in convex margin (GLM) loss")
     if problem.constraint.bounded:
         raise ValueError("the inference fit estimates the unconstrained model; drop the constraint")
@@ -270,7 +280,7 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
     sigmas = []
     steps_taken = []  # (A, ridge, gradient and Hessian noise std, t) per step, for the noise covariance
     for k in range(T):
-        scale = gradient_bound(problem, w)  # 2 L_k / n, public at the public w_k
+        scale = _gradient_scale(problem, w)  # 2 L_k / n, public at the public w_k
         if H is None or not plan.hessian_once:
             hess = hess_events[0 if plan.hessian_once else k]
             H = _psd(_symmetric(release(rng, _upper(_loss_hessian(problem, w)), hess), d))
