@@ -25,7 +25,8 @@ line per finished cell; ``--grid small`` n <= 10000; ``--time-budget`` seconds s
 starting cells), then ``--plot docs/figures/inference_coverage.png --table`` from the file.
 
 Studies (docs/inference.md): ``--example`` (the issue's logistic example, per epsilon),
-``--multinomial`` (K = 3 against MNLogit), ``--bootstrap N,D,EPS,B`` (least squares: the
+``--multinomial`` (K = 3 against MNLogit), ``--ftest`` (size and power of ``f_test()``),
+``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 """
 
@@ -352,6 +353,35 @@ def bootstrap_study(n: int, d: int, epsilon: float, reps: int, y_bound: float, d
     return row
 
 
+def ftest_study(reps: int = 300, n: int = 10000, d: int = 3, epsilon: float = 1.0,
+                effects=(0.0, 0.03, 0.06, 0.1)) -> list:
+    """The overall F test of ``DPLinearRegression.f_test()`` (H0: every slope 0) at level
+    5%: the rejection rate per slope size (each slope ``effect``), against statsmodels'
+    OLS F test on the same data (size at effect 0, power above)."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+
+    out = []
+    for effect in effects:
+        private, anchor_rate = 0, 0
+        for r in range(reps):
+            rng = np.random.default_rng([41, n, d, r])
+            X = ball(rng, n, d)
+            y = X @ np.full(d, effect) + INTERCEPT + NOISE * rng.standard_normal(n)
+            reg = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), inference=True,
+                                     random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reg.fit(X, y)
+            private += reg.f_test()["p_value"] < 0.05
+            anchor_rate += sm.OLS(y, sm.add_constant(X)).fit().f_pvalue < 0.05
+        row = {"study": "ftest", "n": n, "d": d, "epsilon": epsilon, "effect": effect, "reps": reps,
+               "rejection_rate": private / reps, "statsmodels_rejection_rate": anchor_rate / reps}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -406,13 +436,15 @@ def main(argv=None) -> int:
     parser.add_argument("--table", action="store_true", help="print the markdown table from --out")
     parser.add_argument("--example", action="store_true", help="the issue's logistic example (docs/inference.md)")
     parser.add_argument("--multinomial", action="store_true", help="the multinomial study (docs/inference.md)")
+    parser.add_argument("--ftest", action="store_true", help="size and power of f_test() (docs/inference.md)")
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
                              "B the declared |y| bound (docs/inference.md)")
     args = parser.parse_args(argv)
-    if args.example or args.multinomial or args.bootstrap:
+    if args.example or args.multinomial or args.bootstrap or args.ftest:
         rows = ([*example_study(args.reps)] if args.example else []) + \
-               ([multinomial_study(args.reps)] if args.multinomial else [])
+               ([multinomial_study(args.reps)] if args.multinomial else []) + \
+               ([*ftest_study(args.reps)] if args.ftest else [])
         if args.bootstrap:
             n, d, e, b = args.bootstrap.split(",")
             rows.append(bootstrap_study(int(float(n)), int(d), float(e), args.reps, float(b)))

@@ -437,3 +437,44 @@ def test_coverage_at_n_10000_slow(kind, d, epsilon):
     reps = 400
     hits, _ = _coverage_counts(kind, 10000, d, epsilon, reps, seed=32)
     assert np.all(hits >= _lowest_acceptable(reps)), hits
+
+
+# ------------------------------------------------------------------ the F test
+def test_f_test_is_the_wald_statistic_of_the_table_and_refusals_never_reject():
+    rng = np.random.default_rng(21)
+    X, y, _ = _linear(3000, 3, rng)
+    reg = dperm.DPLinearRegression(epsilon=4.0, y_bounds=(-8, 8), inference=True, random_state=0).fit(X, y)
+    table = reg.inference_
+    result = reg.f_test()
+    b, C = table.params[1:], table.covariance[1:, 1:]
+    assert result["names"] == ("x0", "x1", "x2") and result["df_num"] == 3
+    assert result["wald"] == pytest.approx(float(b @ np.linalg.solve(C, b)), rel=1e-9)
+    assert result["F"] == pytest.approx(result["wald"] / 3) and result["p_value"] < 1e-6  # slopes of norm 3
+    one = reg.f_test(["x1"])  # one coefficient: the square of its z, the same p-value
+    assert one["wald"] == pytest.approx(table.zvalues[2] ** 2, rel=1e-9)
+    assert one["p_value"] == pytest.approx(table.pvalues[2], rel=1e-9)
+    with pytest.raises(ValueError, match="unknown coefficient"):
+        reg.f_test(["age"])
+    refused = dperm.inference.CoefficientTable(("intercept", "x0"), np.array([1.0, 2.0]), np.full((2, 2), np.inf),
+                                               refused=True)
+    assert refused.f_test([1])["p_value"] == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("effect,kind", [(0.0, "size"), (0.06, "power")])
+def test_f_test_size_and_power_slow(effect, kind):
+    """n = 10000, d = 3, epsilon 1: under H0 (slopes 0) the 5% test rejects at most 9% of
+    300 datasets; with slopes of norm 0.06 x sqrt 3 it rejects more often than that."""
+    rejections, reps = 0, 300
+    for r in range(reps):
+        rng = np.random.default_rng([41, r])
+        X = _ball(rng, 10000, 3)
+        y = X @ np.full(3, effect) + 0.5 + rng.standard_normal(10000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reg = dperm.DPLinearRegression(epsilon=1.0, y_bounds=(-8, 8), inference=True, random_state=r).fit(X, y)
+        rejections += reg.f_test()["p_value"] < 0.05
+    if kind == "size":
+        assert rejections <= 0.09 * reps
+    else:
+        assert rejections > 0.09 * reps

@@ -212,6 +212,25 @@ class InferenceMixin:
         A post-processing of the released model: free."""
         return self._inference_table().conf_int(alpha)
 
+    def f_test(self, names=None) -> dict:
+        """The joint Wald / F test of H0: the named coefficients (``inference_.names``; None:
+        every coefficient but the intercepts, the regression's overall F test) are all 0,
+        with the covariance of the intervals (sampling error and privacy noise).
+        Returns ``{"F", "df_num", "df_denom", "p_value", "wald", "names", "refused"}``
+        (``df_denom`` infinite: the chi-square form). A post-processing: free. The size
+        and power measured in docs/inference.md; Alabi and Vadhan (2022) study private
+        F tests for linear regression."""
+        table = self._inference_table()
+        if names is None:
+            rows = [i for i, n in enumerate(table.names) if not str(n).endswith("intercept")]
+        else:
+            index = {str(n): i for i, n in enumerate(table.names)}
+            unknown = [str(n) for n in names if str(n) not in index]
+            if unknown:
+                raise ValueError(f"unknown coefficient names {unknown}; the names are {list(table.names)}")
+            rows = [index[str(n)] for n in names]
+        return table.f_test(rows)
+
     def summary(self, alpha: float = 0.05, names=None, per_unit: dict | None = None,
                 privacy: dict | None = None) -> str:
         """A statsmodels-like table: coef, std err, z, P>|z|, the interval, and the
