@@ -125,8 +125,12 @@ class CoefficientTable:
         if p:
             lines.append(f"Privacy spent: epsilon={p.get('epsilon'):.4g}, delta={p.get('delta'):.3g} (replace-one, "
                          f"{p.get('scope', 'the whole fit')})")
-            lines.append(f"  of which released for the intervals only: {p.get('inference_share', 0):.0%} of the model's "
-                         f"Gaussian-DP budget, epsilon={p.get('inference_epsilon', 0):.4g} alone")
+            if p.get("inference_share", 0):
+                lines.append(f"  of which released for the intervals only: {p.get('inference_share', 0):.0%} of the "
+                             f"model's Gaussian-DP budget, epsilon={p.get('inference_epsilon', 0):.4g} alone")
+            else:
+                lines.append("  of which released for the intervals only: nothing (the covariance is a "
+                             "post-processing of the fit's releases)")
         lines.append(f"Method: {self.method}. Intervals cover the sampling error and the privacy noise "
                      "(docs/inference.md).")
         if self.refused:
