@@ -417,7 +417,8 @@ def table(rows: list) -> str:
              "statsmodels coverage min / mean |", "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kind"], r["d"], r["n"], r["epsilon"])):
         wr = "-" if r["max_width_ratio"] is None else f"{r['max_width_ratio']:.2f}"
-        lines.append(f"| {r['kind']} | {r['d']} | {r['n']} | {r['epsilon']:g} | {r['reps']} | "
+        mark = " (previous design)" if r.get("design") == "previous" else ""
+        lines.append(f"| {r['kind']} | {r['d']} | {r['n']} | {r['epsilon']:g} | {r['reps']}{mark} | "
                      f"{r['min_coverage']:.3f} / {np.mean(r['coverage']):.3f} | {r['refused']:.2f} | {wr} | "
                      f"{min(r['statsmodels_coverage']):.3f} / {np.mean(r['statsmodels_coverage']):.3f} |")
     return "\n".join(lines)
