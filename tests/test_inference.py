@@ -14,9 +14,8 @@ import dperm
 from dperm.algorithms import newton as nt
 from dperm.inference import mechanism as mech
 from dperm.inference import InferenceWarning
-from dperm.privacy import BudgetAccountant, PrivacyBudget, accountant
+from dperm.privacy import BudgetAccountant, PrivacyBudget
 from dperm.privacy.gaussian_dp import gaussian_dp_mu
-from dperm.privacy.mechanisms import charging
 from dperm.problem import ERMProblem
 
 from _event_checks import check_event_accounting, gdp_mu, phases

@@ -15,7 +15,6 @@ import numpy as np
 
 from ..distributed import is_dask_collection
 from ..privacy.accountant import epsilon as certified_epsilon
-from ..privacy.events import composed
 from ..privacy.mechanisms import charging, single_release
 from ..problem.erm import ERMProblem
 from ..problem.multinomial import MultinomialProblem

@@ -421,7 +421,6 @@ def public_outlook(problem: ERMProblem, budget: PrivacyBudget, *, steps: int | N
     will likely be refused or very wide: ``separation * t`` above ``OUTLOOK_CURVATURE``
     times ``beta_phi R^2 / p``. None otherwise. Reads no data."""
     _check(problem, budget)
-    squared = problem.loss.name == "squared"
     covariance = DEFAULT_COVARIANCE.get(problem.loss.name, "sandwich") if covariance is None else covariance
     plan = schedule(problem.loss.name, steps, gradient_share, meat_share, covariance)
     d = problem.n_features
