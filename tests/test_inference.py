@@ -477,3 +477,17 @@ def test_f_test_size_and_power_slow(effect, kind):
         assert rejections <= 0.09 * reps
     else:
         assert rejections > 0.09 * reps
+
+
+def test_multinomial_record_names_per_class():
+    from dperm.inference.records import inference_record
+
+    rng = np.random.default_rng(5)
+    X = _ball(rng, 3000, 2)
+    y = rng.integers(0, 3, 3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = dperm.DPLogisticRegression(epsilon=8.0, classes=[0, 1, 2], inference=True, random_state=0).fit(X, y)
+    record = inference_record(clf, ["a", "b"])
+    assert record["names"] == ["1:intercept", "1:a", "1:b", "2:intercept", "2:a", "2:b"]
+    assert len(record["coef"]) == 6 and len(record["covariance"]) == 6
