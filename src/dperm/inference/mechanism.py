@@ -216,10 +216,11 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
 
     Parameters
     ----------
-    problem : ERMProblem
+    problem : ERMProblem or ReferenceSoftmax
         A built-in convex margin loss (logistic, squared, Huber), no regularizer, no
         constraint; rows ``||x|| <= data_norm`` (intercept column included), labels
-        ``|y| <= label_bound``, weights in [0, 1].
+        ``|y| <= label_bound``, weights in [0, 1]; or the multinomial model with a
+        reference class (:class:`~dperm.inference.softmax.ReferenceSoftmax`).
     budget : PrivacyBudget
         delta > 0: (epsilon, delta)-DP under replace-one (Gaussian DP composition).
     rng : None, int or Generator
