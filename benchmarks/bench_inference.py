@@ -26,6 +26,7 @@ starting cells), then ``--plot docs/figures/inference_coverage.png --table`` fro
 
 Studies (docs/inference.md): ``--example`` (the issue's logistic example, per epsilon),
 ``--multinomial`` (K = 3 against MNLogit), ``--ftest`` (size and power of ``f_test()``),
+``--huber`` (``DPHuberRegressor`` against RLM),
 ``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 """
@@ -381,6 +382,43 @@ def ftest_study(reps: int = 300, n: int = 10000, d: int = 3, epsilon: float = 1.
     return out
 
 
+def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)) -> list:
+    """``DPHuberRegressor(inference=True)`` on the linear model of the grid (N(0, 1) errors,
+    ``y_bounds = (-8, 8)``, threshold 1.345 in the errors' units: 1.345 / 8 in the model's),
+    against statsmodels' ``RLM(HuberT(1.345))``; symmetric errors, so the truth is the
+    Huber model's coefficients too."""
+    import statsmodels.api as sm
+    from dperm import DPHuberRegressor
+
+    out = []
+    for e in epsilons:
+        cover, widths, sm_widths, refused = [], [], [], 0
+        for r in range(reps):
+            rng = np.random.default_rng([13, n, d, r])
+            X = ball(rng, n, d)
+            target = np.r_[INTERCEPT, truth(d)]
+            y = X @ truth(d) + INTERCEPT + NOISE * rng.standard_normal(n)
+            est = DPHuberRegressor(epsilon=e, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), threshold=1.345 / Y_BOUND,
+                                   inference=True, random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            sci = np.asarray(sm.RLM(y, sm.add_constant(X), M=sm.robust.norms.HuberT(1.345)).fit().conf_int())
+            sm_widths.append(sci[:, 1] - sci[:, 0])
+            ci = est.conf_int(0.05)
+            cover.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+            if est.inference_.refused:
+                refused += 1
+            else:
+                widths.append(ci[:, 1] - ci[:, 0])
+        row = {"study": "huber", "n": n, "d": d, "epsilon": e, "reps": reps, "refused": refused / reps,
+               "coverage": np.mean(cover, 0).round(3).tolist(),
+               "width_ratio": (np.mean(widths, 0) / np.mean(sm_widths, 0)).round(2).tolist() if widths else None}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -437,14 +475,16 @@ def main(argv=None) -> int:
     parser.add_argument("--example", action="store_true", help="the issue's logistic example (docs/inference.md)")
     parser.add_argument("--multinomial", action="store_true", help="the multinomial study (docs/inference.md)")
     parser.add_argument("--ftest", action="store_true", help="size and power of f_test() (docs/inference.md)")
+    parser.add_argument("--huber", action="store_true", help="DPHuberRegressor against RLM (docs/inference.md)")
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
                              "B the declared |y| bound (docs/inference.md)")
     args = parser.parse_args(argv)
-    if args.example or args.multinomial or args.bootstrap or args.ftest:
+    if args.example or args.multinomial or args.bootstrap or args.ftest or args.huber:
         rows = ([*example_study(args.reps)] if args.example else []) + \
                ([multinomial_study(args.reps)] if args.multinomial else []) + \
-               ([*ftest_study(args.reps)] if args.ftest else [])
+               ([*ftest_study(args.reps)] if args.ftest else []) + \
+               ([*huber_study(args.reps)] if args.huber else [])
         if args.bootstrap:
             n, d, e, b = args.bootstrap.split(",")
             rows.append(bootstrap_study(int(float(n)), int(d), float(e), args.reps, float(b)))
