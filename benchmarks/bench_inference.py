@@ -23,6 +23,12 @@ Needs statsmodels (the anchor; ``pip install statsmodels``, not a dependency of 
 Run: ``python benchmarks/bench_inference.py --out docs/figures/inference.jsonl`` (appends a
 line per finished cell; ``--grid small`` n <= 10000; ``--time-budget`` seconds stops
 starting cells), then ``--plot docs/figures/inference_coverage.png --table`` from the file.
+
+Studies (docs/inference.md): ``--example`` (the issue's logistic example, per epsilon),
+``--multinomial`` (K = 3 against MNLogit), ``--ftest`` (size and power of ``f_test()``),
+``--huber`` (``DPHuberRegressor`` against RLM),
+``--bootstrap N,D,EPS,B`` (least squares: the
+parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 import warnings
@@ -191,6 +196,229 @@ def real_data(seeds: int = 20) -> list:
     return out
 
 
+# ------------------------------------------------------------------ studies (docs/inference.md)
+def example_study(reps: int = 400, n: int = 4000) -> list:
+    """The issue's example: logistic, rows in the unit disc, truth (4.8, -3), intercept 0;
+    per epsilon the refusal rate, the coverage of the non-refused intervals (per
+    coefficient, intercept first), the width against statsmodels' Logit and the mean
+    distance of the estimate to the MLE in Logit standard errors."""
+    import statsmodels.api as sm
+    from dperm import DPLogisticRegression
+
+    target = np.array([0.0, 4.8, -3.0])
+    out = []
+    for e in EPSILONS:
+        covered, widths, sm_widths, dev, refused = [], [], [], [], 0
+        for r in range(reps):
+            rng = np.random.default_rng([4000, r])
+            X = ball(rng, n, 2)
+            y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-X @ target[1:]))).astype(np.int64)
+            model = sm.Logit(y, sm.add_constant(X)).fit(disp=0)
+            est = DPLogisticRegression(epsilon=e, delta=DELTA, classes=[0, 1], inference=True, random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            ci = np.asarray(model.conf_int(0.05))
+            sm_widths.append(ci[:, 1] - ci[:, 0])
+            dev.append((est.inference_.params - model.params) / model.bse)
+            if est.inference_.refused:
+                refused += 1
+                continue
+            pci = est.conf_int(0.05)
+            covered.append((pci[:, 0] <= target) & (target <= pci[:, 1]))
+            widths.append(pci[:, 1] - pci[:, 0])
+        row = {"study": "example", "n": n, "epsilon": e, "reps": reps, "refused": refused / reps,
+               "coverage_given_interval": np.mean(covered, 0).round(3).tolist() if covered else None,
+               "width_ratio": (np.mean(widths, 0) / np.mean(sm_widths, 0)).round(2).tolist() if widths else None,
+               "estimate_minus_mle_in_se": np.mean(dev, 0).round(2).tolist()}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
+def multinomial_study(reps: int = 200, n: int = 10000, d: int = 2, epsilon: float = 1.0, K: int = 3) -> dict:
+    """K = 3 classes, class 0 the reference; truth: class 1 slopes ``truth(d)``, class 2
+    ``2 linspace(-1, 1, d)^2``, intercepts 0.3 and -0.2; against statsmodels' MNLogit."""
+    import statsmodels.api as sm
+    from dperm import DPLogisticRegression
+
+    cover, sm_cover, widths, sm_widths, refused = [], [], [], [], 0
+    for r in range(reps):
+        rng = np.random.default_rng([7, n, d, r])
+        X = ball(rng, n, d)
+        B = np.zeros((d + 1, K))
+        B[:d, 1], B[:d, 2], B[d, 1:] = truth(d), 2.0 * np.linspace(-1, 1, d) ** 2, [0.3, -0.2]
+        S = np.column_stack([X, np.ones(n)]) @ B
+        P = np.exp(S - S.max(1, keepdims=True))
+        P /= P.sum(1, keepdims=True)
+        y = (rng.uniform(size=(n, 1)) > P.cumsum(1)).sum(1)
+        target = np.concatenate([np.r_[B[d, c], B[:d, c]] for c in range(1, K)])
+        est = DPLogisticRegression(epsilon=epsilon, delta=DELTA, classes=list(range(K)), inference=True,
+                                   random_state=r)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)
+        sci = np.asarray(sm.MNLogit(y, sm.add_constant(X)).fit(disp=0).conf_int()).reshape(-1, 2)
+        ci = est.conf_int(0.05)
+        cover.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+        sm_cover.append((sci[:, 0] <= target) & (target <= sci[:, 1]))
+        sm_widths.append(sci[:, 1] - sci[:, 0])
+        if est.inference_.refused:
+            refused += 1
+        else:
+            widths.append(ci[:, 1] - ci[:, 0])
+    row = {"study": "multinomial", "n": n, "d": d, "K": K, "epsilon": epsilon, "reps": reps,
+           "refused": refused / reps, "coverage": np.mean(cover, 0).round(3).tolist(),
+           "statsmodels_coverage": np.mean(sm_cover, 0).round(3).tolist(),
+           "width_ratio": (np.mean(widths, 0) / np.mean(sm_widths, 0)).round(2).tolist() if widths else None}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def bootstrap_study(n: int, d: int, epsilon: float, reps: int, y_bound: float, draws: int = 400) -> dict:
+    """Least squares: the parametric bootstrap on the released sufficient statistics
+    (Ferrando, Wang, Sheldon 2022) against the delta-method interval, on the same fits.
+    Given the released Gram ``H~`` (caught from the fit: a post-processing), the estimate
+    ``w`` and ``s^2``: draw ``X^T y* / n = H~ w + N(0, s^2 H~ / n)``, add the mechanism's
+    noise to it and to ``H~`` (PSD-projected), solve; the interval is ``w -+ 1.96 sd``
+    of the draws ("boot") or the basic bootstrap ``2 w - q`` ("basic"). Slopes only;
+    ``y_bound / NOISE`` is the B / sigma the width depends on."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+    import dperm.inference.mechanism as mech
+    from dperm.privacy.mechanisms import single_release
+
+    caught = {}
+    real = mech._covariances
+
+    def catching(H, *args):
+        caught["H"] = H.copy()
+        return real(H, *args)
+
+    mech._covariances = catching
+    keys = ("delta", "boot", "basic")
+    cover = {k: [] for k in keys}
+    width = {k: [] for k in keys}
+    sm_width, refused = [], 0
+    w_true = truth(d)
+    try:
+        for r in range(reps):
+            rng = np.random.default_rng([11, n, d, r])
+            X = ball(rng, n, d)
+            y = X @ w_true + INTERCEPT + NOISE * rng.standard_normal(n)
+            est = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-y_bound, y_bound), inference=True,
+                                     random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            smci = np.asarray(sm.OLS(y, sm.add_constant(X)).fit().conf_int())[1:]
+            sm_width.append(smci[:, 1] - smci[:, 0])
+            if est.inference_.refused:
+                refused += 1
+                continue
+            fit = est.fits_[0]
+            H, w, p = caught["H"], fit.coef, d + 1
+            grad, hess = (single_release(e) for e in fit.event.events[:2])
+            sigma_g = grad.sigma * 2.0 * math.sqrt(2.0) / n  # the gradient's unit at w = 0: 2 R B / n, R = sqrt 2, B = 1
+            s2 = fit.info["residual_variance"]
+            L = np.linalg.cholesky(H + 1e-12 * np.eye(p))
+            iu = np.triu_indices(p, 1)
+            draw = np.random.default_rng([99, r])
+            thetas = np.empty((draws, p))
+            for b in range(draws):
+                E = np.diag(draw.standard_normal(p) * hess.sigma)
+                E[iu] = draw.standard_normal(len(iu[0])) * hess.sigma / math.sqrt(2.0)
+                E[(iu[1], iu[0])] = E[iu]
+                xy = H @ w + math.sqrt(s2 / n) * (L @ draw.standard_normal(p))
+                thetas[b] = np.linalg.lstsq(mech._psd(H + E), xy + sigma_g * draw.standard_normal(p), rcond=None)[0]
+            scale, centre = est._inference_scale, est.coef_.ravel()
+            sd = thetas[:, :d].std(0) * scale
+            lo, hi = np.quantile(thetas[:, :d], [0.025, 0.975], axis=0) * scale
+            for key, c in (("delta", est.conf_int(0.05)[1:]),
+                           ("boot", np.column_stack([centre - 1.96 * sd, centre + 1.96 * sd])),
+                           ("basic", np.column_stack([2 * centre - hi, 2 * centre - lo]))):
+                cover[key].append((c[:, 0] <= w_true) & (w_true <= c[:, 1]))
+                width[key].append(c[:, 1] - c[:, 0])
+    finally:
+        mech._covariances = real
+    smw = np.mean(sm_width, 0)
+    row = {"study": "bootstrap", "n": n, "d": d, "epsilon": epsilon, "B_over_sigma": y_bound / NOISE, "reps": reps,
+           "refused": refused / reps}
+    for key in keys:
+        if cover[key]:
+            row[key] = {"coverage_min": round(float(np.mean(cover[key], 0).min()), 3),
+                        "coverage_mean": round(float(np.mean(cover[key])), 3),
+                        "width_ratio_max": round(float((np.mean(width[key], 0) / smw).max()), 2)}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def ftest_study(reps: int = 300, n: int = 10000, d: int = 3, epsilon: float = 1.0,
+                effects=(0.0, 0.03, 0.06, 0.1)) -> list:
+    """The overall F test of ``DPLinearRegression.f_test()`` (H0: every slope 0) at level
+    5%: the rejection rate per slope size (each slope ``effect``), against statsmodels'
+    OLS F test on the same data (size at effect 0, power above)."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+
+    out = []
+    for effect in effects:
+        private, anchor_rate = 0, 0
+        for r in range(reps):
+            rng = np.random.default_rng([41, n, d, r])
+            X = ball(rng, n, d)
+            y = X @ np.full(d, effect) + INTERCEPT + NOISE * rng.standard_normal(n)
+            reg = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), inference=True,
+                                     random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reg.fit(X, y)
+            private += reg.f_test()["p_value"] < 0.05
+            anchor_rate += sm.OLS(y, sm.add_constant(X)).fit().f_pvalue < 0.05
+        row = {"study": "ftest", "n": n, "d": d, "epsilon": epsilon, "effect": effect, "reps": reps,
+               "rejection_rate": private / reps, "statsmodels_rejection_rate": anchor_rate / reps}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
+def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)) -> list:
+    """``DPHuberRegressor(inference=True)`` on the linear model of the grid (N(0, 1) errors,
+    ``y_bounds = (-8, 8)``, threshold 1.345 in the errors' units: 1.345 / 8 in the model's),
+    against statsmodels' ``RLM(HuberT(1.345))``; symmetric errors, so the truth is the
+    Huber model's coefficients too."""
+    import statsmodels.api as sm
+    from dperm import DPHuberRegressor
+
+    out = []
+    for e in epsilons:
+        cover, widths, sm_widths, refused = [], [], [], 0
+        for r in range(reps):
+            rng = np.random.default_rng([13, n, d, r])
+            X = ball(rng, n, d)
+            target = np.r_[INTERCEPT, truth(d)]
+            y = X @ truth(d) + INTERCEPT + NOISE * rng.standard_normal(n)
+            est = DPHuberRegressor(epsilon=e, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), threshold=1.345 / Y_BOUND,
+                                   inference=True, random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            sci = np.asarray(sm.RLM(y, sm.add_constant(X), M=sm.robust.norms.HuberT(1.345)).fit().conf_int())
+            sm_widths.append(sci[:, 1] - sci[:, 0])
+            ci = est.conf_int(0.05)
+            cover.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+            if est.inference_.refused:
+                refused += 1
+            else:
+                widths.append(ci[:, 1] - ci[:, 0])
+        row = {"study": "huber", "n": n, "d": d, "epsilon": e, "reps": reps, "refused": refused / reps,
+               "coverage": np.mean(cover, 0).round(3).tolist(),
+               "width_ratio": (np.mean(widths, 0) / np.mean(sm_widths, 0)).round(2).tolist() if widths else None}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -226,7 +454,8 @@ def table(rows: list) -> str:
              "statsmodels coverage min / mean |", "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kind"], r["d"], r["n"], r["epsilon"])):
         wr = "-" if r["max_width_ratio"] is None else f"{r['max_width_ratio']:.2f}"
-        lines.append(f"| {r['kind']} | {r['d']} | {r['n']} | {r['epsilon']:g} | {r['reps']} | "
+        mark = " (previous design)" if r.get("design") == "previous" else ""
+        lines.append(f"| {r['kind']} | {r['d']} | {r['n']} | {r['epsilon']:g} | {r['reps']}{mark} | "
                      f"{r['min_coverage']:.3f} / {np.mean(r['coverage']):.3f} | {r['refused']:.2f} | {wr} | "
                      f"{min(r['statsmodels_coverage']):.3f} / {np.mean(r['statsmodels_coverage']):.3f} |")
     return "\n".join(lines)
@@ -243,7 +472,27 @@ def main(argv=None) -> int:
     parser.add_argument("--real", action="store_true", help="the BIKE / ADULT comparison")
     parser.add_argument("--plot", default=None, help="draw the coverage figure from --out")
     parser.add_argument("--table", action="store_true", help="print the markdown table from --out")
+    parser.add_argument("--example", action="store_true", help="the issue's logistic example (docs/inference.md)")
+    parser.add_argument("--multinomial", action="store_true", help="the multinomial study (docs/inference.md)")
+    parser.add_argument("--ftest", action="store_true", help="size and power of f_test() (docs/inference.md)")
+    parser.add_argument("--huber", action="store_true", help="DPHuberRegressor against RLM (docs/inference.md)")
+    parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
+                        help="least squares: parametric bootstrap against the delta method at one cell, "
+                             "B the declared |y| bound (docs/inference.md)")
     args = parser.parse_args(argv)
+    if args.example or args.multinomial or args.bootstrap or args.ftest or args.huber:
+        rows = ([*example_study(args.reps)] if args.example else []) + \
+               ([multinomial_study(args.reps)] if args.multinomial else []) + \
+               ([*ftest_study(args.reps)] if args.ftest else []) + \
+               ([*huber_study(args.reps)] if args.huber else [])
+        if args.bootstrap:
+            n, d, e, b = args.bootstrap.split(",")
+            rows.append(bootstrap_study(int(float(n)), int(d), float(e), args.reps, float(b)))
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
+        return 0
     if args.plot or args.table:
         rows = [json.loads(line) for line in open(args.out)]
         if args.plot:

@@ -14,9 +14,8 @@ import dperm
 from dperm.algorithms import newton as nt
 from dperm.inference import mechanism as mech
 from dperm.inference import InferenceWarning
-from dperm.privacy import BudgetAccountant, PrivacyBudget, accountant
+from dperm.privacy import BudgetAccountant, PrivacyBudget
 from dperm.privacy.gaussian_dp import gaussian_dp_mu
-from dperm.privacy.mechanisms import charging
 from dperm.problem import ERMProblem
 
 from _event_checks import check_event_accounting, gdp_mu, phases
@@ -76,6 +75,39 @@ def test_gradient_outer_product_sensitivity_holds_on_random_neighbours(loss):
     assert 0.05 < worst <= 1.0 + 1e-9
 
 
+def test_softmax_sensitivities_hold_on_random_neighbours_and_are_nearly_attained():
+    """The reference-class softmax's mean gradient (2 sqrt 2 D / n) and mean Hessian
+    (Frobenius sqrt 2 D^2 / (2 n)) at random points on random neighbours: never above,
+    and nearly attained (orthogonal rows, the class moved, scores that put p near
+    (1/2, 1/2, 0) for the Hessian and near a wrong class for the gradient)."""
+    from dperm.algorithms.newton import hessian_frobenius_sensitivity
+    from dperm.inference.softmax import ReferenceSoftmax
+    from dperm.problem.multinomial import MultinomialProblem
+
+    rng = np.random.default_rng(4)
+    n, d, K = 12, 3, 3
+    worst_g = worst_h = 0.0
+    for trial in range(80):
+        X = _ball(rng, n, d)
+        y = rng.integers(0, K, n)
+        X2, y2 = X.copy(), y.copy()
+        X2[0] = _ball(rng, 1, d)[0]
+        y2[0] = (y[0] + 1 + trial % 2) % K
+        if trial % 4 == 0:  # unit rows, orthogonal
+            X[0], X2[0] = np.eye(d)[0], np.eye(d)[1]
+        P, Q = (ReferenceSoftmax(MultinomialProblem(A, t, K)) for A, t in ((X, y), (X2, y2)))
+        w = rng.normal(size=P.n_features) * rng.uniform(0, 8)
+        worst_g = max(worst_g, np.linalg.norm(P.loss_gradient(w) - Q.loss_gradient(w)) / P.gradient_scale(w))
+        worst_h = max(worst_h, np.linalg.norm(mech._loss_hessian(P, w) - mech._loss_hessian(Q, w))
+                      / hessian_frobenius_sensitivity(P))
+    assert 0.6 < worst_g <= 1.0 + 1e-9 and 0.6 < worst_h <= 1.0 + 1e-9
+    # the Hessian is that of the loss: finite differences of the gradient
+    w = rng.normal(size=P.n_features)
+    numeric = np.column_stack([(P.loss_gradient(w + 1e-6 * e) - P.loss_gradient(w - 1e-6 * e)) / 2e-6
+                               for e in np.eye(P.n_features)])
+    np.testing.assert_allclose(P.hessian(w), numeric, atol=1e-7)
+
+
 # ------------------------------------------------------------------ the output law
 def test_one_step_squared_loss_output_law_on_the_worst_pair_is_within_the_certificate():
     """The squared loss's inference fit (one step from 0) releases, non-adaptively, X^T y /
@@ -115,9 +147,77 @@ def test_one_step_squared_loss_output_law_on_the_worst_pair_is_within_the_certif
     assert symmetric_hockey_stick(p, q, 0.95 * fit.privacy_spent.epsilon, cell) > budget.delta
 
 
-@pytest.mark.parametrize("loss,covariance,count,pld", [("logistic", "sandwich", 8 + 8 + 1, True),
-                                                       ("logistic", "model", 16, False), ("squared", None, 3, True),
-                                                       ("huber", None, 17, False)])
+def _softmax_pair(X, X2, n):
+    from dperm.inference.softmax import ReferenceSoftmax
+    from dperm.problem.multinomial import MultinomialProblem
+
+    y = np.arange(n) % 3
+    y2 = y.copy()
+    y2[0] = 1
+    return (ReferenceSoftmax(MultinomialProblem(A, t, 3)) for A, t in ((X, y), (X2, y2)))
+
+
+@pytest.mark.parametrize("model,floor", [("logistic", 0.35), ("multinomial", 0.15)])
+def test_newton_output_law_on_a_worst_pair_along_its_trajectory_is_within_the_certificate(monkeypatch, model,
+                                                                                          floor):
+    """The logistic inference fits (10 adaptive steps, the default model covariance;
+    binary, and the multinomial with a reference class): on a pair whose replaced row is
+    orthogonal and of another label, run D with a seed, then D' made to draw the same
+    outputs (so both walk the same public points w_k). Given the outputs so far each
+    release is a Gaussian of its event's sigma, so along the trajectory the output law of
+    D against D' is N(0, 1) against N(m, 1), m^2 the sum of the squared shifts in noise
+    units: every shift is within its release's sensitivity, and the hockey stick at the
+    certified epsilon, integrated, is at most delta."""
+    n = 8
+    X = np.zeros((n, 2))
+    X[:, 0] = 1.0
+    X2 = X.copy()
+    X2[0] = [0.0, 1.0]
+    y = np.where(np.arange(n) % 3 == 0, -1.0, 1.0)
+    y2 = y.copy()
+    y2[0] = -y[0]
+    budget = PrivacyBudget(1.0, 1e-5)
+    if model == "logistic":
+        P, Q = (ERMProblem(A, t, "logistic") for A, t in ((X, y), (X2, y2)))
+    else:
+        P, Q = _softmax_pair(X, X2, n)
+    real = mech.release
+    runs = {"P": [], "Q": []}
+
+    def recording(rng, value, event):
+        out = real(rng, value, event)
+        runs["P"].append((np.array(value), event, out))
+        return out
+
+    monkeypatch.setattr(mech, "release", recording)
+    fit = mech.newton_inference(P, budget, rng=0)
+    outputs = iter([o for _, _, o in runs["P"]])
+
+    def replaying(rng, value, event):
+        runs["Q"].append(np.array(value))
+        return next(outputs)
+
+    monkeypatch.setattr(mech, "release", replaying)
+    mech.newton_inference(Q, budget, rng=0)
+    assert len(runs["Q"]) == len(runs["P"]) == len(phases(fit.event))
+    shifts = []
+    for (vp, event, _), vq in zip(runs["P"], runs["Q"]):
+        shift = np.linalg.norm(vp - vq)
+        assert shift <= event.sensitivity * (1 + 1e-9)  # the release's declared sensitivity holds
+        shifts.append(shift / event.sigma)
+    m = math.sqrt(sum(s * s for s in shifts))
+    mu = math.sqrt(sum((r.sensitivity / r.sigma) ** 2 for r, _ in phases(fit.event)))
+    assert floor * mu < m <= mu * (1 + 1e-9)
+    for shift in (m, mu):
+        grid = integration_grid([0.0, shift], 1.0)
+        cell = grid[1] - grid[0]
+        p, q = norm.pdf(grid), norm.pdf(grid, loc=shift)
+        assert symmetric_hockey_stick(p, q, fit.privacy_spent.epsilon, cell) <= budget.delta * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("loss,covariance,count,pld", [("logistic", "sandwich", 10 + 10 + 1, True),
+                                                       ("logistic", "model", 20, False), ("squared", None, 3, True),
+                                                       ("huber", None, 21, False)])
 def test_event_is_calibrated_and_releases_follow_the_plan(loss, covariance, count, pld):
     rng = np.random.default_rng(0)
     X, y, _ = _linear(300, 3, rng)
@@ -149,7 +249,7 @@ def test_every_release_goes_through_its_event(monkeypatch):
     rng = np.random.default_rng(1)
     X, y, _ = _logistic(400, 2, rng)
     P = ERMProblem(X, np.where(y > 0, 1.0, -1.0), "logistic")
-    fit = mech.newton_inference(P, PrivacyBudget(1.0, 1e-5), rng=0, steps=3)
+    fit = mech.newton_inference(P, PrivacyBudget(1.0, 1e-5), rng=0, steps=3, covariance="sandwich")
     leaves = [r for r, _ in phases(fit.event)]
     # per step: the Hessian, then (last step) the outer product, then the gradient
     assert calls == [leaves[3], leaves[0], leaves[4], leaves[1], leaves[5], leaves[6], leaves[2]]
@@ -164,8 +264,12 @@ def test_charged_before_the_data_and_refusals_before_any_charge(monkeypatch):
         mech.newton_inference(ERMProblem(X, np.clip(y, -1, 1), "squared"), PrivacyBudget(1.0, 0.0))
     with pytest.raises(ValueError, match="unregularized"):
         mech.newton_inference(ERMProblem(X, np.clip(y, -1, 1), "squared", ("l2", 0.1)), PrivacyBudget(1.0, 1e-5))
-    with pytest.raises(ValueError, match="binary"):
-        dperm.DPLogisticRegression(classes=[0, 1, 2], inference=True, accountant=ledger).fit(X, np.arange(200) % 3)
+    with pytest.raises(ValueError, match="not one-vs-rest"):
+        dperm.DPLogisticRegression(classes=[0, 1, 2], multi_class="ovr", inference=True, accountant=ledger).fit(
+            X, np.arange(200) % 3)
+    with pytest.raises(ValueError, match="unconstrained"):
+        dperm.DPLogisticRegression(classes=[0, 1, 2], inference=True, constraint=("l2_ball", 5.0),
+                                   accountant=ledger).fit(X, np.arange(200) % 3)
     with pytest.raises(ValueError, match="inference options"):
         dperm.DPLinearRegression(inference={"bogus": 1}, accountant=ledger).fit(X, np.clip(y, -1, 1))
     with pytest.raises(ValueError, match="unconstrained"):
@@ -214,6 +318,30 @@ def test_estimator_surface_intercept_first_units_and_summary():
         plain.conf_int()
     assert not hasattr(plain, "bse_")
     assert dperm.DPLogisticRegression(inference=True).get_params()["inference"] is True
+
+
+def test_multinomial_surface_reference_class_names_and_agreement_with_mnlogit():
+    """Three classes, class 0 the reference (its coefficients 0, as statsmodels' MNLogit):
+    the table per other class (intercept, then features, named ``class:feature``), a
+    large epsilon close to MNLogit's estimates, the intervals covering them, the summary's
+    names and per-unit rows expanded per class."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(12)
+    n, d = 6000, 2
+    X = _ball(rng, n, d)
+    S = np.column_stack([np.zeros(n), X @ [2.0, -1.0] + 0.3, X @ [-1.0, 1.5] - 0.2])
+    P = np.exp(S) / np.exp(S).sum(1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > P.cumsum(1)).sum(1)
+    clf = dperm.DPLogisticRegression(epsilon=20.0, classes=[0, 1, 2], inference=True, random_state=0).fit(X, y)
+    assert clf.multi_class_ == "multinomial" and np.all(clf.coef_[0] == 0) and clf.intercept_[0] == 0
+    assert clf.inference_.names == ("1:intercept", "1:x0", "1:x1", "2:intercept", "2:x0", "2:x1")
+    reference = np.asarray(sm.MNLogit(y, sm.add_constant(X)).fit(disp=0).params).T.ravel()
+    np.testing.assert_allclose(clf.inference_.params, reference, atol=0.25)
+    ci = clf.conf_int()
+    assert np.all((ci[:, 0] < reference) & (reference < ci[:, 1]))
+    np.testing.assert_allclose(clf.inference_.params[[1, 2, 4, 5]], clf.coef_[1:].ravel())
+    text = clf.summary(names=["age", "hours"], per_unit={"age": 10.0})
+    assert "2:hours" in text and text.count("2:age") == 2 and "1:age" in text
 
 
 def test_huber_and_logistic_without_intercept_and_with_frame_names():
@@ -308,3 +436,58 @@ def test_coverage_at_n_10000_slow(kind, d, epsilon):
     reps = 400
     hits, _ = _coverage_counts(kind, 10000, d, epsilon, reps, seed=32)
     assert np.all(hits >= _lowest_acceptable(reps)), hits
+
+
+# ------------------------------------------------------------------ the F test
+def test_f_test_is_the_wald_statistic_of_the_table_and_refusals_never_reject():
+    rng = np.random.default_rng(21)
+    X, y, _ = _linear(3000, 3, rng)
+    reg = dperm.DPLinearRegression(epsilon=4.0, y_bounds=(-8, 8), inference=True, random_state=0).fit(X, y)
+    table = reg.inference_
+    result = reg.f_test()
+    b, C = table.params[1:], table.covariance[1:, 1:]
+    assert result["names"] == ("x0", "x1", "x2") and result["df_num"] == 3
+    assert result["wald"] == pytest.approx(float(b @ np.linalg.solve(C, b)), rel=1e-9)
+    assert result["F"] == pytest.approx(result["wald"] / 3) and result["p_value"] < 1e-6  # slopes of norm 3
+    one = reg.f_test(["x1"])  # one coefficient: the square of its z, the same p-value
+    assert one["wald"] == pytest.approx(table.zvalues[2] ** 2, rel=1e-9)
+    assert one["p_value"] == pytest.approx(table.pvalues[2], rel=1e-9)
+    with pytest.raises(ValueError, match="unknown coefficient"):
+        reg.f_test(["age"])
+    refused = dperm.inference.CoefficientTable(("intercept", "x0"), np.array([1.0, 2.0]), np.full((2, 2), np.inf),
+                                               refused=True)
+    assert refused.f_test([1])["p_value"] == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("effect,kind", [(0.0, "size"), (0.06, "power")])
+def test_f_test_size_and_power_slow(effect, kind):
+    """n = 10000, d = 3, epsilon 1: under H0 (slopes 0) the 5% test rejects at most 9% of
+    300 datasets; with slopes of norm 0.06 x sqrt 3 it rejects more often than that."""
+    rejections, reps = 0, 300
+    for r in range(reps):
+        rng = np.random.default_rng([41, r])
+        X = _ball(rng, 10000, 3)
+        y = X @ np.full(3, effect) + 0.5 + rng.standard_normal(10000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reg = dperm.DPLinearRegression(epsilon=1.0, y_bounds=(-8, 8), inference=True, random_state=r).fit(X, y)
+        rejections += reg.f_test()["p_value"] < 0.05
+    if kind == "size":
+        assert rejections <= 0.09 * reps
+    else:
+        assert rejections > 0.09 * reps
+
+
+def test_multinomial_record_names_per_class():
+    from dperm.inference.records import inference_record
+
+    rng = np.random.default_rng(5)
+    X = _ball(rng, 3000, 2)
+    y = rng.integers(0, 3, 3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = dperm.DPLogisticRegression(epsilon=8.0, classes=[0, 1, 2], inference=True, random_state=0).fit(X, y)
+    record = inference_record(clf, ["a", "b"])
+    assert record["names"] == ["1:intercept", "1:a", "1:b", "2:intercept", "2:a", "2:b"]
+    assert len(record["coef"]) == 6 and len(record["covariance"]) == 6

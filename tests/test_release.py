@@ -276,3 +276,27 @@ def test_inference_estimators_on_neighbours_release_the_same_attributes(name, we
         fitted.append(_inference_release(est))
     assert repr(fitted[0]) == repr(fitted[1])
     assert {"inference_", "inference_spent_", "privacy_spent_"} <= set(fitted[0])
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_multinomial_inference_on_neighbours_releases_the_same_attributes(weights):
+    """The multinomial model's inference fit (3 declared classes, class 0 the reference):
+    every field but the noisy model equal on replace-one neighbours (row 0 moved and its
+    class changed) and on neighbours differing in one weight."""
+    import dperm
+
+    X, y = data("logistic")
+    y = (np.arange(len(y)) % 3).astype(int)
+    X2, y2 = X.copy(), y.copy()
+    X2[0] = -X[0] * 0.5 + 0.3
+    y2[0] = 2
+    pairs = ([(X, y, s) for s in _weight_neighbours(len(y))] if weights else [(X, y, None), (X2, y2, None)])
+    fitted = []
+    for A, b, s in pairs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = dperm.DPLogisticRegression(epsilon=1.0, random_state=5, classes=[0, 1, 2], inference=True).fit(
+                A, b, sample_weight=s)
+        fitted.append(_inference_release(est))
+    assert repr(fitted[0]) == repr(fitted[1])
+    assert {"inference_", "inference_spent_", "privacy_spent_", "multi_class_"} <= set(fitted[0])

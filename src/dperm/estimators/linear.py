@@ -102,9 +102,10 @@ _INFERENCE_DOC = """
         True (or a dict of options of :func:`dperm.inference.newton_inference`): the whole
         budget goes to the inference fit, the unregularized, unconstrained model by noisy
         Newton steps with a released covariance (Avella-Medina, Bradshaw, Loh 2023), and
-        the fitted estimator has ``conf_int(alpha)``, ``bse_``, ``pvalues_``, ``summary()``
-        and ``inference_`` (intercept first), ``inference_spent_`` (the release used for
-        the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
+        the fitted estimator has ``conf_int(alpha)``, ``bse_``, ``pvalues_``, ``summary()``,
+        ``f_test()`` and ``inference_`` (intercept first; K > 2 classes: the multinomial
+        model, class 0 the reference, rows per other class), ``inference_spent_`` (the
+        release used for the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
         and the privacy noise; where the released Hessian does not clear its noise they
         are refused (infinite) with an ``InferenceWarning`` (docs/inference.md).
 """

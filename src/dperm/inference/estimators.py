@@ -15,10 +15,11 @@ import numpy as np
 
 from ..distributed import is_dask_collection
 from ..privacy.accountant import epsilon as certified_epsilon
-from ..privacy.events import composed
 from ..privacy.mechanisms import charging, single_release
 from ..problem.erm import ERMProblem
+from ..problem.multinomial import MultinomialProblem
 from .mechanism import newton_inference, public_outlook
+from .softmax import ReferenceSoftmax
 from .table import CoefficientTable, InferenceWarning
 from .._warnings import user_stacklevel
 
@@ -72,28 +73,33 @@ class InferenceMixin:
         super()._set_target_map(coef, intercept, offset, scale)
 
     def _fit_multinomial(self, X, y, budget, rng, sample_weight=None):
-        if _options(getattr(self, "inference", None)) is not None:
-            raise ValueError("inference covers binary logistic regression only (the multinomial model's covariance "
-                             "is not implemented); fit one binary model per class of interest")
-        return super()._fit_multinomial(X, y, budget, rng, sample_weight=sample_weight)
-
-    def _fit_binary(self, X, y_signed, budget, rng, label_bound=1.0, sample_weight=None):
+        """The multinomial model's inference fit: class 0 (the first of ``classes_``) the
+        reference, its coefficients 0, as statsmodels' MNLogit (dperm.inference.softmax)."""
         options = _options(getattr(self, "inference", None))
         if options is None:
-            return super()._fit_binary(X, y_signed, budget, rng, label_bound=label_bound,
-                                       sample_weight=sample_weight)
-        if getattr(self, "classes_", None) is not None and len(self.classes_) > 2:
-            raise ValueError("inference covers binary logistic regression only; with more than 2 classes fit one "
-                             "binary model per class of interest")
+            return super()._fit_multinomial(X, y, budget, rng, sample_weight=sample_weight)
         if self.constraint is not None:
             raise ValueError("inference estimates the unconstrained model; leave constraint=None")
+        k = len(self.classes_)
         scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        self.alpha_ = 0.0  # the unregularized model: the coefficients a person means
-        problem = ERMProblem(X, y_signed, self._inference_loss(), None, None, data_norm=self._effective_norm(),
-                             label_bound=label_bound, intercept_scaling=scaling, sample_weight=sample_weight)
-        message = public_outlook(problem, budget, **{k: v for k, v in options.items()
-                                                      if k in ("steps", "covariance", "gradient_share",
-                                                               "meat_share", "failure_probability", "separation")})
+        self.alpha_ = 0.0
+        base = MultinomialProblem(X, np.searchsorted(self.classes_, y), k, None, None,
+                                  data_norm=self._effective_norm(), intercept_scaling=scaling,
+                                  sample_weight=sample_weight)
+        fit = self._run_inference(ReferenceSoftmax(base), budget, rng, options)
+        p = base.n_inputs
+        W = np.column_stack([np.zeros(p), fit.coef.reshape(p, k - 1)])
+        self.coef_ = np.ascontiguousarray(W[:X.shape[1]].T)
+        self.intercept_ = W[-1] * scaling if self.fit_intercept else np.zeros(k)
+        self.fits_ = [fit]
+        self.event_ = fit.event
+        self.privacy_spent_ = fit.privacy_spent
+        self._set_n_iter([fit])
+        return self
+
+    def _run_inference(self, problem, budget, rng, options):
+        """The public warning, the charged fit, the refusal's warning."""
+        message = public_outlook(problem, budget, **options)
         if message is not None:
             warnings.warn(f"{type(self).__name__}: {message}", InferenceWarning, stacklevel=user_stacklevel())
         self.solver_ = "newton_inference"
@@ -103,6 +109,23 @@ class InferenceMixin:
             warnings.warn(f"{type(self).__name__}: the released Hessian did not clear its noise; the intervals are "
                           "refused (infinite). Use a larger epsilon, more rows or fewer features.",
                           InferenceWarning, stacklevel=user_stacklevel())
+        return fit
+
+    def _fit_binary(self, X, y_signed, budget, rng, label_bound=1.0, sample_weight=None):
+        options = _options(getattr(self, "inference", None))
+        if options is None:
+            return super()._fit_binary(X, y_signed, budget, rng, label_bound=label_bound,
+                                       sample_weight=sample_weight)
+        if getattr(self, "classes_", None) is not None and len(self.classes_) > 2:
+            raise ValueError("inference covers the binary and the multinomial logistic models, not one-vs-rest; "
+                             "use multi_class='multinomial'")
+        if self.constraint is not None:
+            raise ValueError("inference estimates the unconstrained model; leave constraint=None")
+        scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        self.alpha_ = 0.0  # the unregularized model: the coefficients a person means
+        problem = ERMProblem(X, y_signed, self._inference_loss(), None, None, data_norm=self._effective_norm(),
+                             label_bound=label_bound, intercept_scaling=scaling, sample_weight=sample_weight)
+        fit = self._run_inference(problem, budget, rng, options)
         if self.fit_intercept:
             return fit.coef[:-1], fit.coef[-1] * scaling, fit
         return fit.coef, 0.0, fit
@@ -112,17 +135,9 @@ class InferenceMixin:
         post-processing of the released estimate and covariance."""
         fit = self.fits_[0]
         info = fit.info
-        d = np.asarray(self.coef_).reshape(-1).shape[0]
-        scale = self._inference_scale
-        order = ([d] if self.fit_intercept else []) + list(range(d))
-        factors = np.full(len(order), scale)
-        if self.fit_intercept:
-            factors[0] = scale * float(self.intercept_scaling)
+        order, factors, params, names = self._inference_layout()
         cov = np.asarray(info["covariance"])[np.ix_(order, order)] * np.outer(factors, factors)
         noise = np.asarray(info["noise_covariance"])[np.ix_(order, order)] * np.outer(factors, factors)
-        params = np.concatenate(([float(np.ravel(self.intercept_)[0])] if self.fit_intercept else [],
-                                 np.asarray(self.coef_, dtype=np.float64).reshape(-1)))
-        names = tuple((["intercept"] if self.fit_intercept else []) + list(self._inference_feature_names(d)))
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(np.isfinite(np.diag(cov)), np.diag(noise) / np.diag(cov), np.nan)
         variance_leaf = _variance_event(fit)
@@ -139,6 +154,45 @@ class InferenceMixin:
         self.pvalues_ = self.inference_.pvalues
         self.inference_spent_ = type(self.privacy_spent_)(min(inference_eps, self.privacy_spent_.epsilon),
                                                           budget_delta) if variance_leaf is not None else None
+
+    def _multinomial_inference(self) -> bool:
+        return getattr(self, "multi_class_", None) == "multinomial"
+
+    def _inference_layout(self):
+        """(order, factors, params, names): the table's rows as indices into the fit's
+        coordinates (intercept column last), the unit factor of each, the estimates in
+        the estimator's units and the names. Binary and regression: intercept first. The
+        multinomial model: per class but the reference (class 0, coefficients 0), its
+        intercept then its features, named ``class:feature``."""
+        scale = self._inference_scale
+        lead = float(self.intercept_scaling)
+        if self._multinomial_inference():
+            k = len(self.classes_)
+            d = np.asarray(self.coef_).shape[1]
+            p, m = d + (1 if self.fit_intercept else 0), k - 1
+            feature_names = self._inference_feature_names(d)
+            order, factors, params, names = [], [], [], []
+            for c in range(m):
+                label = self.classes_[c + 1]
+                if self.fit_intercept:
+                    order.append((p - 1) * m + c)
+                    factors.append(lead)
+                    params.append(float(self.intercept_[c + 1]))
+                    names.append(f"{label}:intercept")
+                order += [j * m + c for j in range(d)]
+                factors += [1.0] * d
+                params += [float(v) for v in self.coef_[c + 1]]
+                names += [f"{label}:{n}" for n in feature_names]
+            return order, np.asarray(factors) * scale, np.asarray(params), tuple(names)
+        d = np.asarray(self.coef_).reshape(-1).shape[0]
+        order = ([d] if self.fit_intercept else []) + list(range(d))
+        factors = np.full(len(order), scale)
+        if self.fit_intercept:
+            factors[0] = scale * lead
+        params = np.concatenate(([float(np.ravel(self.intercept_)[0])] if self.fit_intercept else [],
+                                 np.asarray(self.coef_, dtype=np.float64).reshape(-1)))
+        names = tuple((["intercept"] if self.fit_intercept else []) + list(self._inference_feature_names(d)))
+        return order, factors, params, names
 
     def _inference_feature_names(self, d: int) -> list:
         names = getattr(self, "feature_names_in_", None)
@@ -157,6 +211,25 @@ class InferenceMixin:
         A post-processing of the released model: free."""
         return self._inference_table().conf_int(alpha)
 
+    def f_test(self, names=None) -> dict:
+        """The joint Wald / F test of H0: the named coefficients (``inference_.names``; None:
+        every coefficient but the intercepts, the regression's overall F test) are all 0,
+        with the covariance of the intervals (sampling error and privacy noise).
+        Returns ``{"F", "df_num", "df_denom", "p_value", "wald", "names", "refused"}``
+        (``df_denom`` infinite: the chi-square form). A post-processing: free. The size
+        and power measured in docs/inference.md; Alabi and Vadhan (2022) study private
+        F tests for linear regression."""
+        table = self._inference_table()
+        if names is None:
+            rows = [i for i, n in enumerate(table.names) if not str(n).endswith("intercept")]
+        else:
+            index = {str(n): i for i, n in enumerate(table.names)}
+            unknown = [str(n) for n in names if str(n) not in index]
+            if unknown:
+                raise ValueError(f"unknown coefficient names {unknown}; the names are {list(table.names)}")
+            rows = [index[str(n)] for n in names]
+        return table.f_test(rows)
+
     def summary(self, alpha: float = 0.05, names=None, per_unit: dict | None = None,
                 privacy: dict | None = None) -> str:
         """A statsmodels-like table: coef, std err, z, P>|z|, the interval, and the
@@ -168,12 +241,20 @@ class InferenceMixin:
         if privacy:
             table = CoefficientTable(table.names, table.params, table.covariance, table.refused, table.method,
                                      {**table.privacy, **privacy}, table.noise_share)
+        d = np.asarray(self.coef_).shape[-1]
+        labels = [str(c) for c in self.classes_[1:]] if self._multinomial_inference() else None
         if names is not None:
             names = [str(n) for n in names]
-            if len(names) != len(table.names) - (1 if self.fit_intercept else 0):
-                raise ValueError(f"names must list the {len(table.names) - self.fit_intercept} features")
-            table = CoefficientTable(tuple((["intercept"] if self.fit_intercept else []) + names), table.params,
-                                     table.covariance, table.refused, table.method, table.privacy, table.noise_share)
+            if len(names) != d:
+                raise ValueError(f"names must list the {d} features")
+            if labels is None:
+                full = (["intercept"] if self.fit_intercept else []) + names
+            else:  # per class but the reference, as _inference_layout
+                full = [f"{c}:{n}" for c in labels for n in (["intercept"] if self.fit_intercept else []) + names]
+            table = CoefficientTable(tuple(full), table.params, table.covariance, table.refused, table.method,
+                                     table.privacy, table.noise_share)
+        if per_unit and labels is not None:
+            per_unit = {f"{c}:{n}": v for c in labels for n, v in per_unit.items()}
         units = table.rescaled(per_unit) if per_unit else None
         return table.text(alpha, title=f"{type(self).__name__}: private coefficients with error bars",
                           per_unit=units)

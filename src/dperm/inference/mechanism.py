@@ -9,20 +9,23 @@ noisy Newton steps, and its error is the sampling error of ``w_hat`` plus the kn
 noise of the last step; both parts of the covariance come from releases:
 
 ``w_{k+1} = w_k - A_k^-1 g~_k``, ``g~_k = grad L(w_k) + N(0, sigma_k^2 I)``, ``A_k`` the
-released loss Hessian ``H~_k`` (projected onto the PSD cone) plus the ridge ``t_k`` (the
-high-probability bound on its noise's operator norm, as dperm's noisy-Hessian Newton)
-for every step but the last; the last step is undamped when the released Hessian clears
-its noise (``lambda_min(H~) >= separation * t``). At the last point the mean gradient
-outer product ``M`` is released too (the one release used for the intervals only). Then,
-all a post-processing of the releases,
+released loss Hessian ``H~_k`` (projected onto the PSD cone) plus, for every step but the
+last, the ridge ``r_k = sqrt(2 d) s_k`` (``s_k`` the Hessian noise's std: the noise's
+typical operator norm); the last step is undamped when the released Hessian clears its
+high-probability noise bound ``t`` (``lambda_min(H~) >= separation * t``). At the last
+point the spread of the per-example gradients may be released too (the sandwich's ``M``,
+the squared loss's mean square: the one release used for the intervals only). Then, all a
+post-processing of the releases,
 
-    Cov(w_T) ~= H~^-1 M~ H~^-1 / n + sigma_T^2 A^-2 + c^2 / (1 - c^2) sigma_{T-1}^2 A^-2,
+    Cov(w_T) ~= H~^-1 M~ H~^-1 / n  (or the model's H~^-1 / n, s^2 H~^-1 / (n - p))  +  S_T,
 
-the last term a bound on what the step before leaves (``c = t / lambda_min(H~)``, the
-contraction of the last step near the optimum, ``A`` the last step's matrix): given the
-released ``A``, the last step's noise ``-A^-1 e_T`` is exactly Gaussian with the second
-term's covariance. When the released Hessian does not clear its noise the intervals are
-refused (infinite), a post-processing of the releases, never a silent undercoverage.
+``S_T`` the second moment of ``w_T - w_hat`` that the noise leaves, propagated through the
+steps from ``S_0 = w w^T`` (:func:`_noise_covariance`): each step adds its gradient noise
+``sigma_k^2 A_k^-2`` and carries ``S_k`` through ``A_k^-1 (E_k + r_k I)``; the Hessian
+noise ``E_k`` by its moments, except at the last step, where the fits let through are
+those whose noise raised ``lambda_min``: there ``||E|| <= t`` bounds it (``t^2 ||S_{T-1}||
+A^-2``). When the released Hessian does not clear its noise the intervals are refused
+(infinite), a post-processing of the releases, never a silent undercoverage.
 
 Replace-one sensitivities (declared bounds only; the proofs are those of
 :mod:`dperm.algorithms.newton`): the mean gradient ``2 L_k / n`` at the public point
@@ -36,7 +39,7 @@ Privacy: every release is a Gaussian release of the composition below, which the
 accountant calibrates (Gaussian DP, exactly) to the budget and charges before the data is
 read. The shares: ``gradient_share`` of ``mu^2`` to the gradients, ``meat_share`` to
 ``M``, the rest to the Hessians; within gradients and Hessians step k gets weight
-``2^k`` (the last steps set the noise of the estimate, the first ones only need to get
+``2.5^k`` (the last steps set the noise of the estimate, the first ones only need to get
 close).
 
 References
@@ -63,6 +66,7 @@ from ..privacy.noise import make_rng
 from ..problem.erm import ERMProblem
 from ..problem.losses import MarginLoss
 from ..result import PrivateFit
+from .softmax import ReferenceSoftmax
 
 __all__ = ["newton_inference", "public_outlook", "InferenceSchedule", "schedule", "DEFAULT_STEPS", "SEPARATION",
            "OUTLOOK_CURVATURE"]
@@ -72,9 +76,21 @@ _SQRT2 = math.sqrt(2.0)
 # is X^T y / n, of sensitivity 2 R B / n, below the 2 R (R ||w|| + B) / n of any later step);
 # the logistic and Huber losses converge from 0 within 5 on the study (docs/inference.md).
 DEFAULT_STEPS = {"squared": 1}
-DEFAULT_GLM_STEPS = 8
-# The released Hessian must clear SEPARATION times its noise bound for the intervals.
-SEPARATION = 2.0
+DEFAULT_GLM_STEPS = 10
+# Step k's share of the gradients' and Hessians' budgets grows as GLM_GROWTH^k: the last
+# steps set the estimate's noise and the refusal, the first ones only need to get close
+# (the study on the issue's example, docs/inference.md: 2 refused 18% of the fits there,
+# 3 left the estimate short of the optimum).
+GLM_GROWTH = 2.5
+# The released Hessian must clear ``separation`` times its noise bound t for the intervals:
+# at 1 the loss Hessian is positive definite except with probability rho (the GLMs, whose
+# last step's covariance bounds the Hessian noise's effect by t, docs/inference.md); the
+# squared loss keeps the 2 of its measured grid (its covariance takes the noise's moments).
+SEPARATION = {"squared": 2.0}
+GLM_SEPARATION = 1.0
+# The sampling part's default per loss: the model's (statsmodels' OLS and Logit default),
+# else the sandwich.
+DEFAULT_COVARIANCE = {"squared": "model", "logistic": "model", "multinomial": "model"}
 
 
 @dataclass(frozen=True)
@@ -100,7 +116,7 @@ COVARIANCES = ("sandwich", "model")
 # (sqrt 2 R^2 ||w|| / sqrt 2) about 4 to 1 at the study's bounds, and the variance of the
 # estimate is smallest with the shares in that ratio (docs/inference.md).
 DEFAULT_SHARES = {"squared": (0.7, 0.1)}
-GLM_SHARES = (0.5, 0.15)
+GLM_SHARES = (0.4, 0.15)
 
 
 def schedule(loss_name: str, steps: int | None = None, gradient_share: float | None = None,
@@ -121,7 +137,7 @@ def schedule(loss_name: str, steps: int | None = None, gradient_share: float | N
             raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
     if gradient_share + meat_share >= 1.0:
         raise ValueError("gradient_share + meat_share must be below 1 (the Hessians take the rest)")
-    geometric = np.array([2.0 ** k for k in range(int(T))])
+    geometric = np.array([GLM_GROWTH ** k for k in range(int(T))])
     geometric /= geometric.sum()
     if covariance == "model" and loss_name != "squared":
         gradient_share, meat_share = gradient_share / (1.0 - meat_share), 0.0
@@ -143,6 +159,13 @@ def _event(plan: InferenceSchedule, dh: float, secure: bool):
         return ev.composed(parts)
 
     return make
+
+
+def _gradient_scale(problem, w: np.ndarray) -> float:
+    """The replace-one sensitivity of the mean loss gradient at the public w (``2 L_k / n``)."""
+    if isinstance(problem, ReferenceSoftmax):
+        return problem.gradient_scale(w)
+    return gradient_bound(problem, w)
 
 
 def _loss_hessian(problem: ERMProblem, w: np.ndarray) -> np.ndarray:
@@ -168,7 +191,9 @@ def _check(problem: ERMProblem, budget: PrivacyBudget) -> None:
         raise TypeError(f"budget must be a PrivacyBudget, got {budget!r}")
     if budget.delta <= 0:
         raise ValueError("the inference fit releases Gaussian statistics and needs delta > 0")
-    if not isinstance(problem.loss, MarginLoss) or not problem.loss.convex or getattr(problem, "_custom", False):
+    if isinstance(problem, ReferenceSoftmax):
+        pass  # the softmax with a reference class (dperm.inference.softmax): constants proven there
+    elif not isinstance(problem.loss, MarginLoss) or not problem.loss.convex or getattr(problem, "_custom", False):
         raise ValueError("the inference fit needs a built-in convex margin (GLM) loss")
     if problem.constraint.bounded:
         raise ValueError("the inference fit estimates the unconstrained model; drop the constraint")
@@ -180,37 +205,45 @@ def _check(problem: ERMProblem, budget: PrivacyBudget) -> None:
     budget.check_delta(problem.n_samples)
 
 
+def _separation(problem: ERMProblem, separation) -> float:
+    return float(SEPARATION.get(problem.loss.name, GLM_SEPARATION) if separation is None else separation)
+
+
 def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, steps: int | None = None,
                      covariance: str | None = None, gradient_share: float | None = None,
-                     meat_share: float | None = None, failure_probability: float = 0.05, separation: float = SEPARATION) -> PrivateFit:
+                     meat_share: float | None = None, failure_probability: float = 0.05, separation: float | None = None) -> PrivateFit:
     """Noisy Newton steps from 0 and a private covariance of the last iterate (module notes).
 
     Parameters
     ----------
-    problem : ERMProblem
+    problem : ERMProblem or ReferenceSoftmax
         A built-in convex margin loss (logistic, squared, Huber), no regularizer, no
         constraint; rows ``||x|| <= data_norm`` (intercept column included), labels
-        ``|y| <= label_bound``, weights in [0, 1].
+        ``|y| <= label_bound``, weights in [0, 1]; or the multinomial model with a
+        reference class (:class:`~dperm.inference.softmax.ReferenceSoftmax`).
     budget : PrivacyBudget
         delta > 0: (epsilon, delta)-DP under replace-one (Gaussian DP composition).
     rng : None, int or Generator
         None: the floating-point-safe sampler; a seed: NumPy's reproducible noise.
     steps : int or None
-        Newton steps (None: 1 for the squared loss, 8 otherwise).
+        Newton steps (None: 1 for the squared loss, 10 otherwise); step k gets weight
+        ``2.5^k`` of the gradients' and Hessians' shares.
     covariance : {"sandwich", "model"} or None
         The sampling part: ``"sandwich"`` ``H^-1 M H^-1 / n`` (M released; valid without
         the model's variance assumption), ``"model"`` the model-based ``H^-1 / n``
         (logistic: nothing more released) or ``s^2 H^-1 / n`` for the squared loss (the
         mean squared residual released, a scalar: homoscedastic errors, as statsmodels'
-        OLS). None: ``"model"`` for the squared loss, ``"sandwich"`` otherwise.
+        OLS). None: ``"model"`` for the squared and logistic losses (statsmodels' OLS and
+        Logit default), ``"sandwich"`` otherwise (Huber).
     gradient_share, meat_share : float or None
         Shares of ``mu^2`` for the gradients and the variance release (M or s^2); the
-        Hessians take the rest. None: 0.7 and 0.1 for the squared loss, 0.5 and 0.15
-        otherwise.
+        Hessians take the rest. None: 0.7 and 0.1 for the squared loss, 0.4 and 0.15
+        otherwise (with ``"model"`` the variance share goes to the others).
     failure_probability : float
         rho of the Hessian noise bound t (utility, not privacy).
-    separation : float
-        The intervals need ``lambda_min(H~) >= separation * t``.
+    separation : float or None
+        The intervals need ``lambda_min(H~) >= separation * t`` (>= 1). None: 2 for the
+        squared loss, 1 otherwise.
 
     Returns
     -------
@@ -225,12 +258,11 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
     rho = float(failure_probability)
     if not 0.0 < rho < 1.0:
         raise ValueError(f"failure_probability must be in (0, 1), got {failure_probability!r}")
-    separation = float(separation)
-    if not (math.isfinite(separation) and separation > 1.0):
-        raise ValueError(f"separation must be a finite number > 1, got {separation!r}")
-    squared = problem.loss.name == "squared"
+    separation = _separation(problem, separation)
+    if not (math.isfinite(separation) and separation >= 1.0):
+        raise ValueError(f"separation must be a finite number >= 1, got {separation!r}")
     if covariance is None:
-        covariance = "model" if squared else "sandwich"
+        covariance = DEFAULT_COVARIANCE.get(problem.loss.name, "sandwich")
     plan = schedule(problem.loss.name, steps, gradient_share, meat_share, covariance)
     secure = secure_randomness(rng)
     rng = make_rng(rng)
@@ -247,8 +279,9 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
     H = A = spread = None
     t = 0.0
     sigmas = []
+    steps_taken = []  # (A, ridge, gradient and Hessian noise std, t) per step, for the noise covariance
     for k in range(T):
-        scale = gradient_bound(problem, w)  # 2 L_k / n, public at the public w_k
+        scale = _gradient_scale(problem, w)  # 2 L_k / n, public at the public w_k
         if H is None or not plan.hessian_once:
             hess = hess_events[0 if plan.hessian_once else k]
             H = _psd(_symmetric(release(rng, _upper(_loss_hessian(problem, w)), hess), d))
@@ -259,7 +292,13 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
         g = scale * release(rng, problem.loss_gradient(w) / scale, grad_events[k])
         sigmas.append(scale * grad_events[k].sigma)
         clears = float(np.linalg.eigvalsh(H)[0]) >= separation * t
-        A = H if (last and clears) else H + t * np.eye(d)
+        # damped steps: the ridge is the noise's typical operator norm (sqrt(2 d) sigma_H, the
+        # mean bound of noise_operator_bound), not its high-probability bound t, which
+        # stalled the first steps far from the optimum (docs/inference.md, the study)
+        # (the squared loss's one step keeps t: its ridge only serves a refused fit)
+        ridge = 0.0 if (last and clears) else (t if plan.hessian_once else math.sqrt(2.0 * d) * hess.sigma)
+        A = H + ridge * np.eye(d) if ridge else H
+        steps_taken.append((A, ridge, sigmas[-1], hess.sigma, t))
         step = _solve(A, g)
         if not np.all(np.isfinite(w - step)):
             break  # diverged past float64: keep the last finite iterate (post-processing)
@@ -277,8 +316,7 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
             mean_square = (mean_square + float(w @ g) + sigmas[-1] ** 2 * float(np.trace(A_inv))
                            + 0.5 * hessian_sigma ** 2 * (float(w @ A_inv @ w) + float(np.trace(A_inv)) * float(w @ w)))
         spread = np.asarray(max(mean_square, 0.0) + sd)  # conservative: one noise std above, never 0
-    info = _covariances(H, A, spread, t, sigmas, n, separation,
-                        hessian_noise=(hessian_sigma, w) if T == 1 else None)
+    info = _covariances(H, spread, t, n, separation, _noise_covariance(steps_taken, w))
     if spread is not None and np.ndim(spread) == 0:
         info["residual_variance"] = float(spread) * n / max(n - d, 1)  # s^2, for prediction intervals
     return PrivateFit(
@@ -314,35 +352,57 @@ def _variance_release(problem: ERMProblem, w: np.ndarray, scale: float, covarian
     return noisy, unit * event.sigma
 
 
-def _covariances(H, A, spread, t: float, sigmas: list, n: int, separation: float, hessian_noise=None) -> dict:
+def _noise_covariance(steps_taken: list, w: np.ndarray) -> np.ndarray | None:
+    """The second moment of ``w_T - w_hat`` that the releases leave, propagated through the
+    steps (module notes): ``delta_{k+1} = A_k^-1 (E_k + r_k I) delta_k - A_k^-1 e_k`` with
+    ``e_k`` the gradient noise (std sigma_k per coordinate), ``E_k`` the symmetric Hessian
+    noise (diagonal std s_k, off-diagonal s_k / sqrt 2: ``E[E S E] = (s_k^2 / 2)(tr(S) I
+    + S)``) and ``r_k`` the ridge of a damped step, so
+
+        S_{k+1} = A_k^-1 [sigma_k^2 I + (s_k^2 / 2)(tr(S_k) I + S_k) + r_k^2 S_k] A_k^-1,
+
+    from ``S_0 = w w^T`` (``delta_0 = -w_hat``, taken as the released w). Exact for the
+    squared loss's one step; for a GLM the linearization at the optimum. None when a step
+    matrix is singular."""
+    d = w.shape[0]
+    S = np.outer(w, w)
+    eye = np.eye(d)
+    for k, (A, ridge, sigma, hess_sigma, t) in enumerate(steps_taken):
+        try:
+            A_inv = np.linalg.inv(A)
+        except np.linalg.LinAlgError:
+            return None
+        if k == len(steps_taken) - 1 and k > 0:
+            # the last step, given its released A: (A - H) is unknown but ||A - H|| <= t
+            # except with probability rho, and the fits it lets through are those whose
+            # noise raised lambda_min: the moments would undercount it (the study)
+            inner = (sigma * sigma + t * t * float(np.linalg.eigvalsh(S)[-1])) * eye + ridge * ridge * S
+        else:
+            inner = sigma * sigma * eye + 0.5 * hess_sigma * hess_sigma * (float(np.trace(S)) * eye + S) + ridge * ridge * S
+        S = A_inv @ inner @ A_inv
+        S = 0.5 * (S + S.T)
+    return S
+
+
+def _covariances(H, spread, t: float, n: int, separation: float, noise) -> dict:
     """The covariance of the last iterate from the released H~, the released spread (M~,
-    s~^2, or None: the model's ``H^-1 / n``) and the known noise (module notes);
-    ``refused`` when H~ does not clear ``separation`` times its noise."""
+    s~^2, or None: the model's ``H^-1 / n``) and the propagated noise (module notes);
+    ``refused`` when H~ does not clear ``separation`` times its noise bound."""
     d = H.shape[0]
     lam_min = float(np.linalg.eigvalsh(H)[0])
-    refused = not (lam_min >= separation * t and lam_min > 0)
+    refused = not (lam_min >= separation * t and lam_min > 0) or noise is None or not np.all(np.isfinite(noise))
     if refused:
         inf = np.full((d, d), np.inf)
         return {"covariance": inf, "sampling_covariance": inf, "noise_covariance": inf, "refused": True,
                 "hessian_noise_bound": float(t)}
     H_inv = np.linalg.inv(H)
-    A_inv = np.linalg.inv(A)
     if spread is None:
         sampling = H_inv / n
     elif np.ndim(spread) == 0:
         sampling = float(spread) * H_inv / max(n - d, 1)  # s^2 (X^T X)^-1 with the n - p correction
     else:
         sampling = H_inv @ spread @ H_inv / n
-    c = t / lam_min
-    carry = (c * c / (1.0 - c * c)) * (sigmas[-2] ** 2 if len(sigmas) > 1 else 0.0)
-    noise = (sigmas[-1] ** 2 + carry) * (A_inv @ A_inv)
-    if hessian_noise is not None:
-        # one step from 0: w_1 - w_hat = -A^-1 (e + E w_hat), and the isometric release's
-        # symmetric noise E (diagonal std sigma_H, off-diagonal sigma_H / sqrt 2) has
-        # Cov(E w) = (sigma_H^2 / 2)(||w||^2 I + w w^T); w_hat taken as the released w_1
-        sigma_h, w = hessian_noise
-        noise = noise + A_inv @ (0.5 * sigma_h ** 2 * (float(w @ w) * np.eye(d) + np.outer(w, w))) @ A_inv
-    sampling, noise = 0.5 * (sampling + sampling.T), 0.5 * (noise + noise.T)
+    sampling = 0.5 * (sampling + sampling.T)
     return {"covariance": sampling + noise, "sampling_covariance": sampling, "noise_covariance": noise,
             "refused": False, "hessian_noise_bound": float(t)}
 
@@ -356,14 +416,13 @@ OUTLOOK_CURVATURE = 0.15
 
 def public_outlook(problem: ERMProblem, budget: PrivacyBudget, *, steps: int | None = None,
                    covariance: str | None = None, gradient_share: float | None = None,
-                   meat_share: float | None = None, failure_probability: float = 0.05, separation: float = SEPARATION) -> str | None:
+                   meat_share: float | None = None, failure_probability: float = 0.05, separation: float | None = None) -> str | None:
     """A warning when, from public inputs only (n, d, the budget, the declared bounds,
     the options), the last Hessian's noise bound ``t`` is so large that the intervals
     will likely be refused or very wide: ``separation * t`` above ``OUTLOOK_CURVATURE``
     times ``beta_phi R^2 / p``. None otherwise. Reads no data."""
     _check(problem, budget)
-    squared = problem.loss.name == "squared"
-    covariance = ("model" if squared else "sandwich") if covariance is None else covariance
+    covariance = DEFAULT_COVARIANCE.get(problem.loss.name, "sandwich") if covariance is None else covariance
     plan = schedule(problem.loss.name, steps, gradient_share, meat_share, covariance)
     d = problem.n_features
     dh = hessian_frobenius_sensitivity(problem)
@@ -371,7 +430,8 @@ def public_outlook(problem: ERMProblem, budget: PrivacyBudget, *, steps: int | N
     hess = single_release(calibration.event.events[plan.steps + len(plan.hessian_weights) - 1])
     t = noise_operator_bound(hess.sigma, d, float(failure_probability))
     curvature = OUTLOOK_CURVATURE * float(problem.constants.loss_smoothness) / d
-    if float(separation) * t <= curvature:
+    separation = _separation(problem, separation)
+    if separation * t <= curvature:
         return None
     return (f"at n={problem.n_samples}, {d} coefficients and epsilon={budget.epsilon:g}, the privacy noise of the "
             f"Hessian (bound {t:.3g}) is large against the curvature rows of the declared norm typically have "

@@ -16,7 +16,10 @@ def inference_record(estimator, names=None) -> dict:
     table = estimator.inference_
     record = table.to_dict()
     if names is not None:
-        record["names"] = (["intercept"] if estimator.fit_intercept else []) + [str(n) for n in names]
+        block = (["intercept"] if estimator.fit_intercept else []) + [str(n) for n in names]
+        if getattr(estimator, "multi_class_", None) == "multinomial":  # per class but the reference
+            block = [f"{c}:{n}" for c in estimator.classes_[1:] for n in block]
+        record["names"] = block
     record["intercept_first"] = bool(estimator.fit_intercept)
     record["covariance"] = None if table.refused else np.asarray(table.covariance).tolist()
     variance = estimator.fits_[0].info.get("residual_variance")

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import chi2, norm
 
 from ..exceptions import InferenceWarning  # defined in the leaf, re-exported here
 
@@ -61,6 +61,26 @@ class CoefficientTable:
         half = q * self.bse
         return np.column_stack([self.params - half, self.params + half])
 
+    def f_test(self, rows) -> dict:
+        """The joint Wald test of H0: the coefficients at ``rows`` (indices) are all 0:
+        ``W = b^T C^-1 b`` (b those estimates, C their covariance: sampling error and
+        privacy noise), ``F = W / q`` with q = len(rows), and the p-value of W against
+        chi-square(q) (an F with infinitely many denominator degrees of freedom). Refused
+        fits give F = 0 and p-value 1 (never a rejection)."""
+        rows = [int(i) for i in rows]
+        if not rows or len(set(rows)) != len(rows) or min(rows) < 0 or max(rows) >= len(self.names):
+            raise ValueError(f"rows must be distinct indices into the {len(self.names)} coefficients")
+        q = len(rows)
+        tested = tuple(self.names[i] for i in rows)
+        if self.refused:
+            return {"F": 0.0, "df_num": q, "df_denom": math.inf, "p_value": 1.0, "wald": 0.0, "names": tested,
+                    "refused": True}
+        b = self.params[rows]
+        C = self.covariance[np.ix_(rows, rows)]
+        wald = float(b @ np.linalg.lstsq(C, b, rcond=None)[0])
+        return {"F": wald / q, "df_num": q, "df_denom": math.inf, "p_value": float(chi2.sf(wald, q)), "wald": wald,
+                "names": tested, "refused": False}
+
     def rescaled(self, divisors: dict) -> "CoefficientTable":
         """The table per original unit: the rows named in ``divisors`` divided by it
         (a column scaled as ``(x - centre) / spread`` has the coefficient per unit of x
@@ -105,8 +125,12 @@ class CoefficientTable:
         if p:
             lines.append(f"Privacy spent: epsilon={p.get('epsilon'):.4g}, delta={p.get('delta'):.3g} (replace-one, "
                          f"{p.get('scope', 'the whole fit')})")
-            lines.append(f"  of which released for the intervals only: {p.get('inference_share', 0):.0%} of the model's "
-                         f"Gaussian-DP budget, epsilon={p.get('inference_epsilon', 0):.4g} alone")
+            if p.get("inference_share", 0):
+                lines.append(f"  of which released for the intervals only: {p.get('inference_share', 0):.0%} of the "
+                             f"model's Gaussian-DP budget, epsilon={p.get('inference_epsilon', 0):.4g} alone")
+            else:
+                lines.append("  of which released for the intervals only: nothing (the covariance is a "
+                             "post-processing of the fit's releases)")
         lines.append(f"Method: {self.method}. Intervals cover the sampling error and the privacy noise "
                      "(docs/inference.md).")
         if self.refused:
