@@ -1292,3 +1292,14 @@ def test_float32_csr_rows_at_the_bound_are_not_reported_as_clipped():
         problem = ERMProblem(sp.csr_matrix(X.astype(np.float32)), y, "logistic")
     norms = np.sqrt(np.asarray(problem.X.multiply(problem.X).astype(np.float64).sum(axis=1)).ravel())
     assert norms.max() <= 1.0 + 1e-6
+
+
+def test_fraction_clipped_is_the_exact_share_of_rows_beyond_the_bounds():
+    from dperm.problem.diagnostics import fraction_clipped
+
+    X = np.array([[3.0, 4.0], [0.1, 0.0], [np.nan, 0.5], [0.6, 0.8]])
+    y = np.array([2.0, 0.5, np.nan, -1.5])
+    kept = X.copy()
+    assert fraction_clipped(X, 1.0, y, 1.0) == {"rows_above_data_norm": 0.25, "labels_above_label_bound": 0.5}
+    np.testing.assert_array_equal(X, kept)  # not modified
+    assert fraction_clipped(sp.csr_matrix(np.nan_to_num(X)), 0.5) == {"rows_above_data_norm": 0.5}
