@@ -68,6 +68,8 @@ def test_the_warning_reads_no_data(monkeypatch):
             DPLinearSVC(epsilon=0.2, classes=[0, 1]).fit(X, y)
         messages.append(str(record[0].message))
     assert messages[0] == messages[1]
+
+
 def test_regressors_warn_too_and_the_estimate_grows_with_n_epsilon():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 10)) * 0.3

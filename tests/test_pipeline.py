@@ -90,6 +90,8 @@ def test_numpy_input_pickle_clone_and_params():
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     assert model.score(X, y) > 0.7
+
+
 def test_a_leaky_step_warns():
     X, y = _data()
     model = dperm.make_pipeline(StandardScaler(), dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,

@@ -81,6 +81,8 @@ def test_default_batch_grows_to_the_dimension_above_sqrt_n():
     assert b == 10**4 and T == 64 * 10**6 // 10**4
     assert sgd_default_schedule(500, dim=10**4)[0] == 500  # at most n rows
     assert sgd_default_schedule(10**6, dim=2000) == (2000, 32000)
+
+
 def test_dp_sgd_takes_the_wide_batch_for_high_dimensional_data():
     import scipy.sparse as sp
 

@@ -75,6 +75,8 @@ def test_pass_counter_sees_the_sample_stage_as_fractions_of_a_pass(small_samples
     assert count.by_kind["hessian"][0] % 0.25 == 0.0
     assert count.passes == pytest.approx(sum(p for p, _ in count.by_kind.values()))
     assert count.flops > 0
+
+
 def test_output_perturbation_uses_the_certified_newton_solver(small_samples):
     from dperm.algorithms.output_perturbation import prepare_output_perturbation
     from dperm.privacy.budget import PrivacyBudget
