@@ -66,8 +66,8 @@ class DaskERMProblem(ERMProblem):
     Construction makes one pass over the data to check it, block by block: finite
     values, labels in the loss's domain, rows above the feature bound and labels above
     ``label_bound``. Each block reports flags, never counts or values; no warning is made
-    from them, and the one error (binary labels, below) says only that a condition occurred. Private values are mapped, never refused
-    (docs/privacy.md, "Totality"), each by itself and block by block (a second pass then
+    from them, and the one error (binary labels, below) says only that a condition
+    occurred. Private values are mapped, never refused (docs/privacy.md, "Totality"), each by itself and block by block (a second pass then
     checks the mapped blocks): a NaN or infinite feature is 0, a real label that is NaN or
     infinite is 0 (the middle of the label range: weight 0, the in-memory map, would change
     which solvers can run on Dask data), a weight that is NaN or infinite is 0
