@@ -6,7 +6,6 @@ import pytest
 
 from dperm import DPLinearSVC, DPLogisticRegression
 
-pytestmark = [pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")]  # data above the declared norm, clipped: not the point here
 
 
 def _data(n=400, seed=0):

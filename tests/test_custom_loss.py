@@ -9,7 +9,7 @@ import pytest
 
 from dperm.algorithms import get
 from dperm.privacy import PrivacyBudget
-from dperm.problem import CustomLoss, ERMProblem, LipschitzWarning
+from dperm.problem import CustomLoss, ERMProblem
 
 from test_algorithms import make_data, neighbours
 
@@ -60,16 +60,37 @@ def test_declared_lipschitz_is_enforced_by_clipping():
     declared = 0.05  # far below the true sup of the logistic gradient norms
     problem = ERMProblem(X, y, custom_logistic(lipschitz=declared))
     w = np.zeros(3)
-    with pytest.warns(LipschitzWarning, match="clipped"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent: docs/privacy.md, "Totality"
         grads = problem.per_example_gradients(w)
     assert np.linalg.norm(grads, axis=1).max() <= declared * (1 + 1e-12)
     # the replace-one sensitivity of the mean gradient is then within 2 L / n
     rng = np.random.default_rng(0)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LipschitzWarning)
         base = problem.loss_gradient(w)
         worst = max(np.linalg.norm(base - other.loss_gradient(w)) for other in neighbours(problem, rng))
     assert worst <= problem.gradient_sensitivity() * (1 + 1e-12)
+
+
+def test_a_row_whose_custom_gradient_is_not_finite_contributes_zero():
+    # totality: an error here would depend on one row (docs/privacy.md, "Totality")
+    X, y = make_data(n=50, d=3)
+
+    def gradient(w, Xb, yb):
+        g = logistic_gradient(w, Xb, yb)
+        g[Xb[:, 0] > 0.9] = np.nan  # the user's callable fails on some rows' values
+        return g
+
+    X[7, 0] = 0.95
+    problem = ERMProblem(X, y, custom_logistic(gradient=gradient))
+    w = np.full(3, 0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grads = problem.per_example_gradients(w)
+    assert np.isfinite(grads).all()
+    bad = X[:, 0] > 0.9
+    np.testing.assert_array_equal(grads[bad], 0.0)
+    np.testing.assert_allclose(grads[~bad], logistic_gradient(w, X[~bad], y[~bad]), rtol=1e-12)
 
 
 def test_custom_hessian_vector_callable_is_used():

@@ -75,7 +75,6 @@ def test_default_estimator_makes_as_many_passes_on_dask_as_in_memory(monkeypatch
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_dask_hessian_blocks_match_the_in_memory_hessian(dtype, intercept):
     X, y = _data(n=3000, dtype=dtype)
     local = ERMProblem(X, y, regularizer=("l2", 1e-2), intercept_scaling=intercept)

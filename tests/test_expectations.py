@@ -70,7 +70,6 @@ def test_the_warning_reads_no_data(monkeypatch):
     assert messages[0] == messages[1]
 
 
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_regressors_warn_too_and_the_estimate_grows_with_n_epsilon():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 10)) * 0.3

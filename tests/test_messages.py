@@ -40,7 +40,6 @@ def test_budget_exceeded_says_which_parameter_and_by_how_much():
 
 
 @pytest.mark.parametrize("y_kind", ["continuous", "many_integers"])
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_a_classifier_on_a_regression_target_stops_before_any_charge(y_kind):
     from dperm import DPLogisticRegression
 

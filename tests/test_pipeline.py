@@ -97,7 +97,6 @@ def test_numpy_input_pickle_clone_and_params():
     assert model.score(X, y) > 0.7
 
 
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_a_leaky_step_warns():
     X, y = _data()
     model = dperm.make_pipeline(StandardScaler(), dperm.DPLogisticRegression(classes=["no", "yes"]), epsilon=1.0,

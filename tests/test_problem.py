@@ -759,12 +759,12 @@ def test_dense_and_sparse_agree(loss, reg):
     X = unit_rows(rng, n, d, norm=1.5) * (rng.random((n, d)) < 0.5)
     X[3] *= 4.0  # one row above data_norm: clipped the same way in both formats
     y = labels_for(make_loss(loss), rng, n, X)
-    with pytest.warns(DataNormWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent (docs/privacy.md, "Totality")
         dense = ERMProblem(X, y, loss, reg, data_norm=1.5)
-    with pytest.warns(DataNormWarning):
         sparse = ERMProblem(sp.coo_matrix(X), y, loss, reg, data_norm=1.5)
     assert sp.issparse(sparse.X) and sparse.X.format == "csr"
-    assert dense.n_clipped == sparse.n_clipped == 1
+    assert np.linalg.norm(dense.X[3]) == pytest.approx(1.5, rel=1e-12)
     np.testing.assert_allclose(sparse.X.toarray(), dense.X, rtol=1e-15, atol=0)
     rows = np.array([0, 3, 3, 10, 49])
     for _ in range(2):
@@ -813,7 +813,7 @@ def test_float32_close_to_float64(loss, sparse):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_rows_above_data_norm_are_clipped_with_warning(sparse, dtype):
+def test_rows_above_data_norm_are_clipped_silently(sparse, dtype):
     assert DataNormWarning is ValidationDataNormWarning
     assert issubclass(DataNormWarning, UserWarning)
     rng = np.random.default_rng(14)
@@ -825,9 +825,10 @@ def test_rows_above_data_norm_are_clipped_with_warning(sparse, dtype):
     over = norms > R
     assert 5 < over.sum() < n - 5
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    with pytest.warns(DataNormWarning, match="above the declared data_norm"):  # no count: a data statistic
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning and no count: both would tell rows apart
         p = ERMProblem(sp.csr_matrix(X) if sparse else X, y, "logistic", data_norm=R)
-    assert p.n_clipped == over.sum()
+    assert not hasattr(p, "n_clipped")
     Xc = p.X.toarray() if sparse else p.X
     assert Xc.dtype == dtype
     new_norms = np.linalg.norm(Xc.astype(np.float64), axis=1)
@@ -848,17 +849,17 @@ def test_rows_exactly_at_data_norm_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataNormWarning)
         p = ERMProblem(X, y, "logistic", data_norm=2.0)
-    assert p.n_clipped == 0
     assert np.linalg.norm(p.X, axis=1).max() <= 2.0
     np.testing.assert_allclose(p.X, X, rtol=1e-14)
 
 
-def test_labels_above_label_bound_are_clipped_with_warning():
+def test_labels_above_label_bound_are_clipped_silently():
     rng = np.random.default_rng(16)
     X = unit_rows(rng, 30, 3)
     y = rng.uniform(-1, 1, size=30)
     y[[2, 5]] = [3.0, -2.5]
-    with pytest.warns(DataNormWarning, match="label_bound"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         p = ERMProblem(X, y, "squared", data_norm=1.0, label_bound=2.0)
     assert p.y[2] == 2.0 and p.y[5] == -2.0
     np.testing.assert_array_equal(np.delete(p.y, [2, 5]), np.delete(y, [2, 5]))
@@ -891,8 +892,9 @@ def test_replace_row(sparse):
     diff = (p.loss.value(np.array([x_new @ w]), np.array([-y0[7]]))[0]
             - p.loss.value(np.array([X0[7] @ w]), np.array([y0[7]]))[0]) / p.n
     assert q.objective(w) - p.objective(w) == pytest.approx(diff, rel=1e-9, abs=1e-14)
-    # a replacement row above data_norm is clipped (with a warning)
-    with pytest.warns(DataNormWarning):
+    # a replacement row above data_norm is clipped, silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         r = p.replace_row(0, np.full(5, 10.0), 1.0)
     Xr = r.X.toarray() if sparse else r.X
     assert np.linalg.norm(Xr[0]) <= p.data_norm
@@ -1290,3 +1292,14 @@ def test_float32_csr_rows_at_the_bound_are_not_reported_as_clipped():
         problem = ERMProblem(sp.csr_matrix(X.astype(np.float32)), y, "logistic")
     norms = np.sqrt(np.asarray(problem.X.multiply(problem.X).astype(np.float64).sum(axis=1)).ravel())
     assert norms.max() <= 1.0 + 1e-6
+
+
+def test_fraction_clipped_is_the_exact_share_of_rows_beyond_the_bounds():
+    from dperm.problem.diagnostics import fraction_clipped
+
+    X = np.array([[3.0, 4.0], [0.1, 0.0], [np.nan, 0.5], [0.6, 0.8]])
+    y = np.array([2.0, 0.5, np.nan, -1.5])
+    kept = X.copy()
+    assert fraction_clipped(X, 1.0, y, 1.0) == {"rows_above_data_norm": 0.25, "labels_above_label_bound": 0.5}
+    np.testing.assert_array_equal(X, kept)  # not modified
+    assert fraction_clipped(sp.csr_matrix(np.nan_to_num(X)), 0.5) == {"rows_above_data_norm": 0.5}

@@ -7,12 +7,13 @@ Each quantity is checked against the same problem built from an explicitly augme
 
 import math
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dperm.problem import DataNormWarning, ERMProblem
+from dperm.problem import ERMProblem
 from dperm.problem import erm as erm_module
 from dperm.problem.passes import count_passes
 
@@ -70,7 +71,8 @@ def test_intercept_column_matches_an_explicit_column(loss, dtype, sparse):
 def test_intercept_clips_the_features_to_the_rest_of_the_bound():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
     s, R = 1.0, math.hypot(1.0, 1.0)
-    with pytest.warns(DataNormWarning, match="above the declared data_norm"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent: docs/privacy.md, "Totality"
         p = ERMProblem(X, np.array([1.0, -1.0, 1.0]), data_norm=R, intercept_scaling=s)
     rows = p.X
     assert np.linalg.norm(rows, axis=1).max() <= R
@@ -148,7 +150,8 @@ def test_rows_above_the_bound_are_scaled_without_a_copy(sparse):
     X[:100] /= np.linalg.norm(X[:100], axis=1, keepdims=True)  # at the bound, up to rounding
     X[100] *= 3.0 / np.linalg.norm(X[100])  # clearly above it
     X = sp.csr_matrix(X) if sparse else X
-    with pytest.warns(DataNormWarning, match="above the declared data_norm"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent: docs/privacy.md, "Totality"
         p = ERMProblem(X, y, "logistic", ("l2", 0.1), data_norm=1.0)
     assert np.shares_memory(p._features.data, X.data) if sparse else p._features is X
     clipped = p.X.toarray() if sparse else p.X
@@ -185,7 +188,8 @@ def test_float32_product_hessian_is_the_hessian_to_float32_accuracy(dtype):
     virtual row scales included."""
     X, y = _data(700, 8, seed=11, dtype=dtype)
     X[:5] *= 4.0  # rows above the bound: scaled virtually
-    with pytest.warns(DataNormWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent: docs/privacy.md, "Totality"
         p = ERMProblem(X, y, "logistic", ("l2", 0.01), data_norm=1.2, intercept_scaling=0.6)
     w = np.random.default_rng(12).normal(size=9)
     exact = p.astype(np.float64).hessian(w)
@@ -221,7 +225,8 @@ def test_certified_gradient_bounds_its_rounding_error(dtype, sparse):
     precision on the same stored values (row scales and intercept included)."""
     X, y = _data(3000, 7, seed=14, sparse=sparse, dtype=dtype)
     X = X.multiply(3.0).tocsr() if sparse else X * dtype(3.0)  # every row above the bound: scaled
-    with pytest.warns(DataNormWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipping is silent: docs/privacy.md, "Totality"
         p = ERMProblem(X, y, "logistic", ("l2", 0.02), data_norm=1.3, intercept_scaling=0.4)
     w = np.random.default_rng(15).normal(size=8) * 5
     grad, bound = p.certified_gradient(w)

@@ -77,7 +77,6 @@ def test_weighted_fits_agree_on_dense_and_csr(name):
 
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
 @pytest.mark.parametrize("kind", ["dense", "csr", "float32"])
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_zero_weight_removes_the_row_from_the_gradient(kind, intercept):
     """sum over the kept rows of s_i grad f_i, divided by n: the weighted gradient times n
     equals the gradient of the problem without the zero-weight rows times its n."""
@@ -87,7 +86,6 @@ def test_zero_weight_removes_the_row_from_the_gradient(kind, intercept):
     keep = s > 0
     convert = {"dense": lambda A: A, "csr": sp.csr_matrix, "float32": lambda A: A.astype(np.float32)}[kind]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dperm.DataNormWarning)
         weighted = ERMProblem(convert(X), y, "logistic", ("l2", 0.1), intercept_scaling=intercept, sample_weight=s)
         kept = ERMProblem(convert(X[keep]), y[keep], "logistic", ("l2", 0.1), intercept_scaling=intercept,
                           sample_weight=s[keep])
@@ -234,7 +232,6 @@ ESTIMATORS = [
 
 
 @pytest.mark.parametrize("cls, params, targets", ESTIMATORS, ids=[c.__name__ for c, _, _ in ESTIMATORS])
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_estimators_take_sample_weight(cls, params, targets):
     X, labels = _blobs3()
     y = {"three": labels, "real": X[:, 0] - 0.5 * X[:, 1], "unit": (X[:, 0] + 1) / 2}[targets]
@@ -291,7 +288,6 @@ def test_weighted_fit_on_dask_equals_the_in_memory_one(name, sparse_blocks):
     common = dict(epsilon=1.0, delta=1e-5, regularizer=("l2", 0.1), algorithm=name, random_state=4,
                   **DASK_ALGORITHMS[name])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dperm.DataNormWarning)
         memory = dperm.minimize(X, y, sample_weight=s, **common)
         for weights in (s, da.from_array(s, chunks=50)):
             on_dask = dperm.minimize(dX, da.from_array(y, chunks=50), sample_weight=weights, **common)

@@ -83,7 +83,6 @@ def test_default_batch_grows_to_the_dimension_above_sqrt_n():
     assert sgd_default_schedule(10**6, dim=2000) == (2000, 32000)
 
 
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_dp_sgd_takes_the_wide_batch_for_high_dimensional_data():
     import scipy.sparse as sp
 

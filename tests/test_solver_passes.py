@@ -73,7 +73,6 @@ def test_preconditioned_cg_steps_certify_the_tolerance_without_a_hessian_on_all_
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_sample_warm_start_certifies_the_tolerance_and_lands_on_the_same_minimizer(small_samples, dtype):
     X, y = _data(dtype=dtype)
     problem = ERMProblem(X, y, "logistic", ("l2", 1e-3), data_norm=1.0, intercept_scaling=0.5)
@@ -111,7 +110,6 @@ def test_pass_counter_sees_the_sample_stage_as_fractions_of_a_pass(small_samples
     assert count.flops > 0
 
 
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_output_perturbation_uses_the_certified_newton_solver(small_samples):
     from dperm.algorithms.output_perturbation import prepare_output_perturbation
     from dperm.privacy.budget import PrivacyBudget

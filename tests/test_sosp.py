@@ -562,7 +562,6 @@ def test_constraint_requirements():
         sosp.dp_sosp(_binary_problem("logistic"), budget, rng=0, phase_split=1.0)
 
 
-@pytest.mark.filterwarnings("ignore::dperm.exceptions.DataNormWarning")
 def test_private_fit_reports_its_utility():
     from dperm.problem import solve_reference
     from dperm.utility import gradient_norm, smallest_hessian_eigenvalue

@@ -41,7 +41,8 @@ def minimize(
         copy of a finite X); a label that is not a finite number, or for a binary loss a
         label other than -1 and +1, gives its row weight 0 (on Dask data a real label is
         0 instead, and a binary loss's other labels are refused); a finite label beyond
-        ``label_bound`` is clipped (with a warning).
+        ``label_bound`` is clipped, silently (a per-row map; a warning would tell whether
+        one row crossed the bound).
     loss, regularizer, constraint
         See :class:`dperm.problem.ERMProblem`.
     algorithm : str
@@ -50,7 +51,8 @@ def minimize(
     epsilon, delta : float
         The privacy budget (replace-one neighbouring relation).
     data_norm, label_bound : float
-        Declared public bounds on ||x_i|| and |y_i|; rows above ``data_norm`` are clipped.
+        Declared public bounds on ||x_i|| and |y_i|; rows above ``data_norm`` are scaled
+        onto it, silently (docs/privacy.md, "Totality").
     random_state : None, int or numpy.random.Generator
         Source of the algorithm's randomness; None draws from OS entropy.
     accountant : dperm.BudgetAccountant, optional

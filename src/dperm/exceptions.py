@@ -33,7 +33,11 @@ class PrivacyWarning(UserWarning):
 
 
 class DataNormWarning(UserWarning):
-    """Rows (or labels) above their declared public bound were clipped to it."""
+    """About declared data bounds (``data_norm``, ``label_bound``), from public inputs only.
+
+    Clipping rows, labels and targets to their declared bounds is silent: a warning shown
+    only when some row is beyond a bound would tell that about one row (docs/privacy.md,
+    "Totality"). Kept for compatibility; dperm raises it from public inputs only."""
 
 
 class NoiseDominatesWarning(UserWarning):
@@ -44,8 +48,9 @@ class NoiseDominatesWarning(UserWarning):
 
 
 class LipschitzWarning(UserWarning):
-    """Per-example gradients of a custom loss exceeded the declared Lipschitz bound and
-    were clipped to it."""
+    """About a custom loss's declared Lipschitz bound, from public inputs only (clipping
+    per-example gradients to it is silent, as every per-row clip is: docs/privacy.md,
+    "Totality"). Kept for compatibility."""
 
 
 class SVRGNoiseWarning(UserWarning):

@@ -400,9 +400,9 @@ class PrivateSearch(MetaEstimatorMixin, BaseEstimator):
         source = SecureRandom() if secure else GeneratorSource(rng)
 
         best = None
-        # The runs fit the same rows again and again: their warnings (rows clipped to
-        # data_norm, ...) are said once per search, after the runs (the noise warning was
-        # said above, from public inputs).
+        # The runs fit the same rows again and again: their warnings (public-input ones such
+        # as a tolerance not reached) are said once per search, after the runs (the noise
+        # warning was said above, from public inputs).
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             best = self._runs(int(rng.logseries(p_runs)), candidates, planned, run_budget, secure, rng, s_train,

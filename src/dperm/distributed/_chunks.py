@@ -7,8 +7,8 @@ block's partial sum never reaches the client or the output.
 
 The arithmetic is that of :class:`dperm.problem.ERMProblem` on the block: rows above
 the feature bound are scaled onto it virtually (a factor per row applied to ``F v`` and
-``F^T u``, computed as :func:`dperm.problem.erm.row_scales` does, without its warning:
-the client warns once, without counts, from :func:`check_block`'s flags), the constant
+``F^T u``, computed as :func:`dperm.problem.erm.row_scales` does, silently as it does:
+:func:`check_block`'s flags only decide whether a map joins the graph), the constant
 intercept column ``s`` is added virtually, and products run in the compute precision.
 
 Module-level functions only: process-based workers pickle them by reference.
@@ -81,11 +81,12 @@ def clamped_weights(s):
 def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float) -> np.ndarray:
     """Eight 0/1 flags of one block (the ``FLAG_*`` names): NaN or infinite features,
     non-finite labels, labels outside {-1, +1} (binary losses), labels above the declared
-    bound (real labels), rows above ``bound`` (any, and clearly above rounding), sample
-    weights ``s`` (when given) outside [0, 1] or not finite.
+    bound (real labels), rows above ``bound``, sample weights ``s`` (when given) outside
+    [0, 1] or not finite. ``FLAG_CLEARLY`` is kept at 0 (the layout is stable): no
+    warning is made from the data.
 
-    Flags, not counts: the client combines them with ``max`` and reports only whether a
-    condition occurred somewhere.
+    Flags, not counts: the client combines them with ``max``; they decide only whether a
+    per-row map is added to the graph, never a message.
     """
     F = _csr(F)
     data = F.data if sp.issparse(F) else F
@@ -105,11 +106,9 @@ def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float)
     if binary:
         flags[0, FLAG_BAD_LABEL] = float((~np.isin(y, (-1.0, 1.0))).any())
     else:
-        flags[0, FLAG_LABEL_OVER] = float((np.abs(y) > label_bound * (1 + 1e-12)).any())
+        flags[0, FLAG_LABEL_OVER] = float((np.abs(y) > label_bound).any())  # clamped, as in memory
     norms = _row_norms(F)
-    eps = np.finfo(F.dtype).eps
     flags[0, FLAG_SCALED] = float((norms > bound).any())
-    flags[0, FLAG_CLEARLY] = float((norms > bound * (1.0 + 8 * eps)).any())
     return flags
 
 

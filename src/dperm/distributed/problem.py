@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import copy
 import uuid
-import warnings
 from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import DataNormWarning, check_positive
+from .._validation import check_positive
 from ..problem.constraints import make_constraint
 from ..problem.custom import CustomLoss
 from ..problem.erm import (ERMProblem, _scaled_rows, certificate_accumulation, gradient_rounding_bound,
@@ -37,7 +36,6 @@ from ..problem.passes import record as _record_read
 from ..problem.regularizers import make_regularizer
 from . import _chunks
 from .inputs import as_dask_weights, as_dask_xy
-from .._warnings import user_stacklevel
 
 __all__ = ["DaskERMProblem"]
 
@@ -67,9 +65,9 @@ class DaskERMProblem(ERMProblem):
     -----
     Construction makes one pass over the data to check it, block by block: finite
     values, labels in the loss's domain, rows above the feature bound and labels above
-    ``label_bound``. Each block reports flags, never counts or values; errors and
-    warnings say only that a condition occurred. Private values are mapped, never refused
-    (docs/privacy.md, "Totality"), each by itself and block by block (a second pass then
+    ``label_bound``. Each block reports flags, never counts or values; no warning is made
+    from them, and the one error (binary labels, below) says only that a condition
+    occurred. Private values are mapped, never refused (docs/privacy.md, "Totality"), each by itself and block by block (a second pass then
     checks the mapped blocks): a NaN or infinite feature is 0, a real label that is NaN or
     infinite is 0 (the middle of the label range: weight 0, the in-memory map, would change
     which solvers can run on Dask data), a weight that is NaN or infinite is 0
@@ -77,7 +75,7 @@ class DaskERMProblem(ERMProblem):
     refused (the estimators always pass -1/+1). Rows above the bound are scaled onto it
     inside every later pass (the arithmetic of ``row_scales``), so the declared bound
     holds on every block the algorithms touch; labels above ``label_bound`` are clipped
-    likewise.
+    likewise, silently (a warning would tell whether one row crossed a bound).
 
     The computations run on Dask's current scheduler: a ``dask.distributed.Client``
     when one is active, else Dask's local threads.
@@ -145,22 +143,11 @@ class DaskERMProblem(ERMProblem):
                 f"the {self.loss.name!r} loss needs labels in {{-1, +1}}; y has other values (or NaN). "
                 "Map binary labels to -1/+1 (the estimators do this for any two classes)."
             )
-        label_clip = None
-        if flags[_chunks.FLAG_LABEL_OVER]:
-            warnings.warn(
-                f"some labels exceed the declared label_bound={self.label_bound:g}; they are clipped to it. "
-                "Declare a larger label_bound or rescale the labels.",
-                DataNormWarning,
-                stacklevel=user_stacklevel(),
-            )
-            label_clip = self.label_bound
-        if flags[_chunks.FLAG_CLEARLY]:
-            warnings.warn(
-                f"some rows of X have L2 norm above the declared data_norm={self.data_norm:g}; they are "
-                "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
-                DataNormWarning,
-                stacklevel=user_stacklevel(),
-            )
+        # Labels beyond label_bound are clamped and rows above the norm bound scaled, both
+        # per row and silently: a warning from these flags would release whether one row
+        # crossed a bound (docs/privacy.md, "Totality"). The flags only decide whether the
+        # map is added to the graph, which changes no output.
+        label_clip = self.label_bound if flags[_chunks.FLAG_LABEL_OVER] else None
         return bool(flags[_chunks.FLAG_SCALED]), label_clip
 
     def _flags(self) -> np.ndarray:
@@ -348,7 +335,7 @@ class DaskERMProblem(ERMProblem):
         scale = _chunks.row_scale(F, self.feature_norm) if self._clip else None
         if unsafe_to_scale_virtually(scale, self.feature_norm):
             F, scale = _scaled_rows(F, scale), None
-        sample._features, sample._row_scale, sample.n_clipped = F, scale, 0
+        sample._features, sample._row_scale = F, scale
         sample.y = _chunks.labels(y, self._layout)
         sample.sample_weight = None if weights is None else np.asarray(weights, dtype=np.float64)
         sample.n_samples = int(sample.y.shape[0])

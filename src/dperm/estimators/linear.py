@@ -11,7 +11,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import DataNormWarning, check_bounds_pair
+from .._validation import check_bounds_pair
 from ..algorithms import registry
 from ..defaults import multinomial_auto_solver
 from ..distributed import is_dask_collection
@@ -54,7 +54,11 @@ _COMMON_PARAMS_DOC = """
         :func:`dperm.defaults.auto_alpha`. The value used is stored in ``alpha_``.
     data_norm : float, default=1.0
         Declared public bound on the L2 norm of each row of X; rows above it are
-        clipped (with a warning). Never estimated from the data. A NaN or infinite
+        scaled down onto it, silently: a per-row map, and a warning would release
+        whether one row was above the bound (docs/privacy.md, "Totality"). Never
+        estimated from the data: to set it from public inputs, scale the rows
+        (``make_pipeline(..., row_norm="scale")``, or the pipeline's private scaling of
+        raw columns). A NaN or infinite
         entry of X (dense, float32, sparse, Dask) is a missing value imputed by 0, in
         ``fit`` and ``predict``, never an error: a refusal would depend on one row and
         release it (docs/privacy.md, "Totality"); impute first if 0 is not a sensible
@@ -239,10 +243,7 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
         coefs, intercepts, fits = [], [], []
         for i, positive in enumerate(targets):
             y_signed = np.where(y == positive, 1.0, -1.0)
-            with warnings.catch_warnings():
-                if i > 0:  # the same rows are clipped in every one-vs-rest fit: warn once
-                    warnings.simplefilter("ignore", DataNormWarning)
-                coef, intercept, fit = self._fit_binary(X, y_signed, part, rng, sample_weight=sample_weight)
+            coef, intercept, fit = self._fit_binary(X, y_signed, part, rng, sample_weight=sample_weight)
             coefs.append(coef)
             intercepts.append(intercept)
             fits.append(fit)
@@ -431,7 +432,9 @@ _Y_BOUNDS_DOC = """
         model's target range (``[-label_bound, label_bound]``: centre ``(lo + hi)/2``,
         half-width ``(hi - lo)/2``), and ``predict`` maps back, so ``coef_``,
         ``intercept_`` and predictions are in the original units. None: targets are taken
-        as they are, within ``[-label_bound, label_bound]`` (clipped with a warning).
+        as they are, within ``[-label_bound, label_bound]`` (clamped into it, silently: a
+        per-row map, and a warning would release whether one target was outside;
+        docs/privacy.md, "Totality").
     """
 
 
@@ -482,7 +485,8 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
 
         With ``y_bounds`` the targets are clipped into the declared bounds and mapped onto
         ``[-label_bound, label_bound]`` (predictions map back); without, targets beyond
-        ``label_bound`` are clipped with a warning that says to declare ``y_bounds``.
+        ``label_bound`` are clamped onto it, silently (a warning would tell whether one
+        row's target crossed the bound): declare ``y_bounds`` to fit raw targets.
         When the public inputs (n, d, epsilon, delta, the declared bounds) say the privacy
         noise will dominate the fit, a :class:`~dperm.expectations.NoiseDominatesWarning`
         says so (:func:`dperm.expectations.noise_dominates`).
@@ -517,13 +521,9 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             y = np.clip(y, low, high)  # rounding
         else:
             scale, offset = 1.0, 0.0
-            if np.any((y < low) | (y > high)):  # the existing contract: clip, and say how to avoid it
-                warnings.warn(
-                    f"some targets lie outside the model's target range [{low:g}, {high:g}] (label_bound="
-                    f"{float(self.label_bound):g}); they were clipped to it. Declare the targets' public bounds "
-                    "with y_bounds=(lo, hi) to fit them in their own units.",
-                    DataNormWarning, stacklevel=user_stacklevel())
-                y = np.clip(y, low, high)
+            # clamped into the model's target range, per row and silently: a warning shown for
+            # one neighbour only would release one row (docs/privacy.md, "Totality")
+            y = np.clip(y, low, high)
         if bounds is None:
             self._warn_if_loss_scale_mismatches()
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
@@ -577,7 +577,7 @@ class DPHuberRegressor(InferenceMixin, _DPRegressor):
         + """
     label_bound : float, default=1.0
         Declared public bound on |y| (in the model's units, after ``y_bounds``); larger
-        labels are clipped (with a warning).
+        labels are clamped to it, silently (a per-row map).
     threshold : float, default=1.0
         The Huber threshold k (in the model's units).
     """
@@ -630,7 +630,7 @@ class DPLinearRegression(InferenceMixin, _DPRegressor):
         + """
     label_bound : float, default=1.0
         Declared public bound on |y| (in the model's units, after ``y_bounds``); larger
-        labels are clipped (with a warning).
+        labels are clamped to it, silently (a per-row map).
     radius : float, default=1.0
         Radius of the L2-ball constraint of the solvers that need one.
     """

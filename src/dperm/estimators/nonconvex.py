@@ -31,7 +31,8 @@ class DPRobustRegressor(_DPRegressor):
         + _COMMON_PARAMS_DOC
         + """
     label_bound : float, default=1.0
-        Declared public bound on |y|; larger labels are clipped (with a warning).
+        Declared public bound on |y|; larger labels are clamped to it, silently (a
+        per-row map).
     c : float, default=4.685
         The biweight constant (in label units): residuals beyond c have a flat loss.
     """
@@ -59,8 +60,8 @@ class DPGLMRegressor(_DPRegressor):
 
     ``s`` is the sigmoid (``link="sigmoid"``) or the standard normal CDF
     (``link="probit"``); targets are in [0, 1] (a probability or a rate; ``s`` cannot
-    reach others: without ``y_bounds`` a target outside [0, 1] is clipped into it, with
-    the regressors' warning, never refused, since a refusal would depend on one row). ``predict`` returns ``s(<w, x> + b)``. The
+    reach others: without ``y_bounds`` a target outside [0, 1] is clipped into it, silently
+    and never refused, since a warning or a refusal would depend on one row). ``predict`` returns ``s(<w, x> + b)``. The
     default solver (``"auto"``) is ``dp_gd``.
 
     Parameters
@@ -74,7 +75,7 @@ class DPGLMRegressor(_DPRegressor):
         Declared public bounds on the target, in its own units. Given: targets are clipped
         into [lo, hi] (silently: the bounds are the declaration) and mapped affinely onto
         [0, 1], and ``predict`` returns ``lo + (hi - lo) s(<w, x> + b)``. None: targets are
-        taken in [0, 1] (others clipped into it, with a warning).
+        taken in [0, 1] (others clamped into it, silently: docs/privacy.md, "Totality").
     """
     )
 

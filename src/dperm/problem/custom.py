@@ -4,9 +4,10 @@ declared constants.
 A :class:`CustomLoss` is any loss ``f(w; x, y)``, not only a margin loss. Its constants
 (L, beta, rho) are *declared* by the user as public bounds over C and the declared data
 domain; dperm cannot check them, so it enforces the one that privacy rests on: every
-per-example gradient is clipped to norm ``lipschitz`` before it is averaged (with a
-warning when clipping was active), so the replace-one sensitivity ``2 L / n`` of the mean
-gradient holds whatever the callables return. Smoothness and curvature declarations
+per-example gradient is clipped to norm ``lipschitz`` before it is averaged (silently: a
+warning would tell whether one row's gradient was above the bound, docs/privacy.md,
+"Totality"; a row whose gradient is not finite contributes 0), so the replace-one
+sensitivity ``2 L / n`` of the mean gradient holds whatever the callables return. Smoothness and curvature declarations
 enter only step sizes and the assumptions checks.
 
 Clipping keeps the sensitivity of a *gradient release*, but not properties of the loss
@@ -21,7 +22,6 @@ exponential mechanism, localization, dp_sosp and dp_gd_so; the compiled per-exam
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,7 +31,6 @@ __all__ = ["CustomLoss", "LipschitzWarning"]
 
 
 from ..exceptions import LipschitzWarning  # defined in the leaf, re-exported here
-from .._warnings import user_stacklevel
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,21 +98,18 @@ class CustomLoss:
         return values
 
     def clipped_gradients(self, w, X, y) -> np.ndarray:
-        """Per-example gradients, each clipped to norm ``lipschitz`` (warning if any was)."""
+        """Per-example gradients, each clipped to norm ``lipschitz``; a row whose gradient
+        has a NaN or infinite entry gets the zero gradient. Both maps are per-row and
+        silent: a warning or an error would depend on one row (docs/privacy.md, "Totality")."""
         grads = np.asarray(self.gradient(w, X, y), dtype=np.float64)
-        if grads.shape != (X.shape[0], w.shape[0]):
+        if grads.shape != (X.shape[0], w.shape[0]):  # the callable's contract: public, not data
             raise ValueError(f"custom loss gradient must return shape ({X.shape[0]}, {w.shape[0]}), got {grads.shape}")
-        if not np.all(np.isfinite(grads)):
-            raise ValueError("custom loss gradient returned NaN or inf")
+        bad = ~np.isfinite(grads).all(axis=1)
+        if bad.any():
+            grads[bad] = 0.0
         norms = np.linalg.norm(grads, axis=1)
         over = norms > self.lipschitz
         if over.any():
-            warnings.warn(
-                f"per-example gradients of the custom loss {self.name!r} exceed the declared "
-                f"lipschitz={self.lipschitz:g}; they were clipped to it.",
-                LipschitzWarning,
-                stacklevel=user_stacklevel(),
-            )
             grads[over] *= (self.lipschitz / norms[over])[:, None]
         return grads
 

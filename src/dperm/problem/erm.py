@@ -5,7 +5,9 @@ per-example weights ``s_i`` in [0, 1] (1 when none are given). All constants
 (Lipschitz ``L``, smoothness ``beta``, strong convexity ``mu``, Hessian-Lipschitz ``rho``,
 the size of C) are derived from the declared bounds ``data_norm`` (on ||x_i||_2) and
 ``label_bound`` (on |y_i| for real labels), never from the data. Rows above
-``data_norm`` are clipped to it (with a warning), so the declared bound always holds.
+``data_norm`` are clipped to it, and real labels beyond ``label_bound`` clamped to it, so
+the declared bounds always hold; both maps are per-row and silent (a warning would tell
+whether one row was beyond a bound: docs/privacy.md, "Totality").
 
 Nothing in this module knows about privacy.
 """
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,6 @@ from .custom import CustomLoss
 from .losses import MarginLoss, make_loss
 from .passes import record as _record_read
 from .regularizers import Regularizer, make_regularizer
-from .._warnings import user_stacklevel
 
 __all__ = ["ERMProblem", "DataNormWarning", "gradient_rounding_bound", "rounding_floor"]
 
@@ -94,33 +94,22 @@ def unsafe_to_scale_virtually(scale, bound: float) -> bool:
     return scale is not None and bool(float(np.min(scale)) * _SAFE_MAGNITUDE < bound)
 
 
-def row_scales(X, bound: float, *, name: str = "X"):
+def row_scales(X, bound: float):
     """The factors that bring every row with ||x_i|| > bound back onto the sphere of radius
     ``bound``: a float64 vector (1 for the rows within the bound), or ``None`` when no row
-    is above it; and the count of rows clearly above it.
+    is above it.
 
-    A per-row map that does not look at other rows, so clipping is privacy-neutral.
-    Warns (``DataNormWarning``) with the count of clipped rows.
+    A per-row map that does not look at other rows, so clipping is privacy-neutral. It is
+    silent, and nothing about it is kept: whether some row was above the bound is a fact
+    about one row, which a warning or a count would release with epsilon infinite under
+    replace-one (docs/privacy.md, "Totality").
     """
     norms = _row_norms(X)
-    over = norms > bound
-    if not over.any():
-        return None, 0
-    # Rounding puts rows meant to be at exactly `bound` an ulp above it: those are scaled
-    # silently; only rows clearly above the declared bound are worth a warning. The
-    # factor (1 - 4 eps) keeps the scaled rows at or below the bound after rounding.
+    if not (norms > bound).any():
+        return None
+    # The factor (1 - 4 eps) keeps the scaled rows at or below the bound after rounding.
     eps = np.finfo(X.dtype).eps
-    scale = clip_factors(X, bound, norms, eps)
-    clearly = norms > bound * (1.0 + 8 * eps)
-    if clearly.any():
-        # No count and no norm in the message: both are statistics of the data.
-        warnings.warn(
-            f"some rows of {name} have L2 norm above the declared data_norm={bound:g}; they were "
-            "scaled down to it. Declare a larger data_norm or rescale the features to avoid this.",
-            DataNormWarning,
-            stacklevel=user_stacklevel(),  # the caller of ERMProblem(...)
-        )
-    return scale, int(clearly.sum())
+    return clip_factors(X, bound, norms, eps)
 
 
 def _scaled_rows(X, scale):
@@ -137,11 +126,11 @@ def _scaled_rows(X, scale):
     return out
 
 
-def clip_rows(X, bound: float, *, name: str = "X"):
+def clip_rows(X, bound: float):
     """X with every row above ``bound`` scaled onto the sphere of radius ``bound`` (a copy
-    when any is), and the count of rows clearly above it; see :func:`row_scales`."""
-    scale, clipped = row_scales(X, bound, name=name)
-    return (X, 0) if scale is None else (_scaled_rows(X, scale), clipped)
+    when any is), silently; see :func:`row_scales`."""
+    scale = row_scales(X, bound)
+    return X if scale is None else _scaled_rows(X, scale)
 
 
 # Unit roundoff of float64 and the factor allowed for a loss derivative's evaluation
@@ -242,10 +231,13 @@ class ERMProblem:
     constraint : None or tuple or Constraint
         ``None``, ``("l2_ball", R)``, ``("l1_ball", R)``, ``("box", R)``.
     data_norm : float
-        Declared public bound on ||x_i||_2; rows above it are clipped (with a warning).
+        Declared public bound on ||x_i||_2; rows above it are scaled down onto it,
+        silently (a per-row map; a warning would release whether one row was above it,
+        docs/privacy.md, "Totality"). To choose it from public inputs, scale the rows
+        (``row_norm="scale"`` in the pipeline, or its private scaling of raw columns).
     label_bound : float
         Declared public bound on |y_i| for real-valued labels; labels beyond it are
-        clipped (with a warning). Ignored by binary losses.
+        clamped to it, silently (a per-row map). Ignored by binary losses.
     intercept_scaling : float, default=0.0
         Nonzero: every row gets a constant last coordinate ``intercept_scaling`` (an
         intercept, regularized like the other coordinates), handled virtually: X is not
@@ -301,19 +293,15 @@ class ERMProblem:
                                              binary=self.loss.binary)
         self.loss.check_labels(y)
         if not self.loss.binary:
-            over = np.abs(y) > self.label_bound * (1 + 1e-12)
+            # a per-row clamp onto the declared bound, silent: a warning shown for one
+            # neighbour only would release one row (docs/privacy.md, "Totality")
+            over = np.abs(y) > self.label_bound
             if over.any():
-                warnings.warn(
-                    f"some labels exceed the declared label_bound={self.label_bound:g}; they were "
-                    "clipped to it. Declare a larger label_bound or rescale the labels.",
-                    DataNormWarning,
-                    stacklevel=user_stacklevel(),
-                )
                 y = np.clip(y, -self.label_bound, self.label_bound)
         self._set_intercept(intercept_scaling)
         # Rows above the bound are scaled virtually (a factor per row applied to X w and
         # X^T u): rows at the bound up to rounding, common for normalized data, cost no copy.
-        self._row_scale, self.n_clipped = row_scales(X, self.feature_norm)
+        self._row_scale = row_scales(X, self.feature_norm)
         _record_read("row_norms", 1.0, 2.0 * X.shape[0] * X.shape[1])
         if unsafe_to_scale_virtually(self._row_scale, self.feature_norm):  # clipped before any cast or product
             X, self._row_scale = _scaled_rows(X, self._row_scale), None

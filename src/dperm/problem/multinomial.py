@@ -139,7 +139,8 @@ class MultinomialProblem:
         As for :class:`~dperm.problem.ERMProblem`, on the flattened ``W``.
     data_norm : float
         Declared bound D on the norm of a row (intercept column included); rows above it
-        are clipped (with a warning).
+        are scaled down onto it, silently (a per-row map; a warning would release whether
+        one row was above it).
     intercept_scaling : float
         Nonzero: the constant last column of every row, as in ``ERMProblem``.
     sample_weight : array-like of shape (n_samples,) or None
@@ -175,7 +176,7 @@ class MultinomialProblem:
         self.y = self._check_labels(y, X.shape[0])
         self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
         ERMProblem._set_intercept(self, intercept_scaling)
-        X, self.n_clipped = clip_rows(X, self.feature_norm)
+        X = clip_rows(X, self.feature_norm)  # silent (docs/privacy.md, "Totality")
         X = X.astype(np.float64)
         if self.intercept_scaling:
             column = np.full((X.shape[0], 1), self.intercept_scaling)
