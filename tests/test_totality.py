@@ -136,21 +136,26 @@ def test_reproduction_1_a_regression_target_that_does_not_parse_weighs_zero():
     np.testing.assert_array_equal(b.steps[-1][1].coef_, c.steps[-1][1].coef_)
 
 
-def test_reproduction_1_a_dask_target_with_a_missing_value():
+def _dask_target_pair(seed):
+    """A Dask frame and two Dask targets, neighbours: row 5's target NaN in the second."""
     dd = pytest.importorskip("dask.dataframe")
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     n = 2000
     X = pd.DataFrame({"a": rng.normal(size=n)})
     y = pd.Series(3 * X["a"].to_numpy() + rng.normal(size=n))
     y2 = y.copy()
     y2[5] = np.nan
-    ddX = dd.from_pandas(X, npartitions=2)
+    return dd.from_pandas(X, npartitions=2), dd.from_pandas(y, npartitions=2), dd.from_pandas(y2, npartitions=2)
+
+
+def test_reproduction_1_a_dask_target_with_a_missing_value():
+    ddX, dy, dy2 = _dask_target_pair(0)
 
     def make():
         return dperm.make_pipeline(dperm.DPLinearRegression(), bounds={"a": (-3, 3)}, y_bounds=(-30, 30),
                                    random_state=0)
 
-    _fit_pair(make, ddX, ddX, dd.from_pandas(y, npartitions=2), dd.from_pandas(y2, npartitions=2))
+    _fit_pair(make, ddX, ddX, dy, dy2)
 
 
 def _adult_like(n=3000, seed=0):
@@ -351,19 +356,12 @@ def test_a_dask_pipeline_weighs_every_neighbour_alike():
     whatever the targets (X is Dask: a public fact). Before, only the neighbour holding a
     NaN target got one, and a named mini-batch solver ran on one table and was refused on
     the other."""
-    dd = pytest.importorskip("dask.dataframe")
-    rng = np.random.default_rng(1)
-    n = 2000
-    X = pd.DataFrame({"a": rng.normal(size=n)})
-    y = pd.Series(3 * X["a"].to_numpy() + rng.normal(size=n))
-    y2 = y.copy()
-    y2[5] = np.nan
-    ddX = dd.from_pandas(X, npartitions=2)
+    ddX, dy, dy2 = _dask_target_pair(1)
     outcomes = []
-    for target in (y, y2):
+    for target in (dy, dy2):
         try:
             dperm.make_pipeline(dperm.DPLinearRegression(solver="dp_sgd"), bounds={"a": (-3, 3)},
-                                y_bounds=(-30, 30), random_state=0).fit(ddX, dd.from_pandas(target, npartitions=2))
+                                y_bounds=(-30, 30), random_state=0).fit(ddX, target)
             outcomes.append("fit")
         except NotImplementedError as error:
             outcomes.append(str(error))
@@ -373,5 +371,5 @@ def test_a_dask_pipeline_weighs_every_neighbour_alike():
         return dperm.make_pipeline(dperm.DPLinearRegression(), bounds={"a": (-3, 3)}, y_bounds=(-30, 30),
                                    random_state=0)
 
-    a, b = _fit_pair(make, ddX, ddX, dd.from_pandas(y, npartitions=2), dd.from_pandas(y2, npartitions=2))
+    a, b = _fit_pair(make, ddX, ddX, dy, dy2)
     assert a.steps[-1][1].solver_ == b.steps[-1][1].solver_

@@ -284,9 +284,13 @@ class _DPClassifier(ClassifierMixin, DPLinearModelMixin):
             self.solver_ = self.solver
         with charging(getattr(self, "accountant", None)):  # charged before the solver reads the data
             fit = registry.get(self.solver_).fit(problem, budget, rng=rng, **(self.solver_params or {}))
-        W = fit.coef.reshape(p, k)
-        self.coef_ = np.ascontiguousarray(W[:X.shape[1]].T)
-        self.intercept_ = W[-1] * scaling if self.fit_intercept else np.zeros(k)
+        return self._set_multinomial_fit(fit, fit.coef.reshape(p, k), X.shape[1], scaling)
+
+    def _set_multinomial_fit(self, fit, W, n_features: int, scaling: float):
+        """The fitted attributes of a multinomial fit from its (features + intercept) x
+        classes weights ``W`` (the intercept row last, rescaled by ``scaling``)."""
+        self.coef_ = np.ascontiguousarray(W[:n_features].T)
+        self.intercept_ = W[-1] * scaling if self.fit_intercept else np.zeros(W.shape[1])
         self.fits_ = [fit]
         self.event_ = fit.event
         self.privacy_spent_ = fit.privacy_spent

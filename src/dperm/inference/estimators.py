@@ -88,14 +88,8 @@ class InferenceMixin:
                                   sample_weight=sample_weight)
         fit = self._run_inference(ReferenceSoftmax(base), budget, rng, options)
         p = base.n_inputs
-        W = np.column_stack([np.zeros(p), fit.coef.reshape(p, k - 1)])
-        self.coef_ = np.ascontiguousarray(W[:X.shape[1]].T)
-        self.intercept_ = W[-1] * scaling if self.fit_intercept else np.zeros(k)
-        self.fits_ = [fit]
-        self.event_ = fit.event
-        self.privacy_spent_ = fit.privacy_spent
-        self._set_n_iter([fit])
-        return self
+        W = np.column_stack([np.zeros(p), fit.coef.reshape(p, k - 1)])  # class 0 the reference
+        return self._set_multinomial_fit(fit, W, X.shape[1], scaling)
 
     def _run_inference(self, problem, budget, rng, options):
         """The public warning, the charged fit, the refusal's warning."""
