@@ -60,3 +60,28 @@ def test_interval_refused_for_a_classifier_and_summary_for_other_losses(tmp_path
     assert main(["fit", str(tmp_path / "clf.csv"), "--target", "c", "--classes", "0,1", "--epsilon", "1",
                  "--loss", "huberized_hinge", "--data-norm", "1", "--summary", "--out", str(model)]) == 2
     assert "--summary (intervals) runs with" in capsys.readouterr().err
+
+
+def test_fit_summary_of_a_three_class_model_names_each_class(tmp_path, capsys):
+    """`dperm fit --summary` on three declared classes: the multinomial model's table (class
+    0 the reference, as statsmodels' MNLogit) with a row per class and feature, and the
+    intervals in model.json under the same names."""
+    rng = np.random.default_rng(2)
+    n = 6000
+    X = rng.uniform(-0.7, 0.7, (n, 2))
+    logits = np.column_stack([np.zeros(n), 3 * X[:, 0], -3 * X[:, 1]])
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    label = np.array([rng.choice(3, p=row / row.sum()) for row in p])
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": label}).to_csv(tmp_path / "three.csv", index=False)
+    model = tmp_path / "m.json"
+    code = main(["fit", str(tmp_path / "three.csv"), "--target", "c", "--classes", "0,1,2", "--epsilon", "4",
+                 "--data-norm", "1", "--summary", "--seed", "3", "--out", str(model)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "std err" in out and "P>|z|" in out
+    record = json.loads(model.read_text())["inference"]
+    names = record["names"]
+    assert names == ["1:intercept", "1:a", "1:b", "2:intercept", "2:a", "2:b"] and not record["refused"]
+    assert all(f"\n{name} " in out for name in names)
+    truth = np.array([0.0, 3.0, 0.0, 0.0, 0.0, -3.0])  # against class 0
+    assert np.all((np.array(record["lower"]) < truth) & (truth < np.array(record["upper"])))
