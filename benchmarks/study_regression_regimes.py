@@ -75,8 +75,9 @@ def study_one(Xtr, Xte, ytr, yte, epsilon, seed, declared):
         Xte = suite._as_str_categories(Xte, declared["categories"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # regime="model": the candidates are compared at the budget the model gets when it is fitted
         pipe = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=epsilon, delta=1e-5, random_state=seed,
-                                   **kwargs)
+                                   regime="model", **kwargs)
         pipe.fit(Xtr, ytr)
         Ztr = np.asarray(pipe[:-1].transform(Xtr), dtype=np.float64)
         Zte = np.asarray(pipe[:-1].transform(Xte), dtype=np.float64)

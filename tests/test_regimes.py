@@ -94,6 +94,9 @@ def test_the_constant_regime_predicts_the_private_median_drawn_with_most_of_the_
         np.testing.assert_array_equal(prediction, np.full(len(X), model.constant_))
         # predict reads nothing of X's values: the intercept-only model
         np.testing.assert_array_equal(model.predict(X * 0 + 7.0), prediction)
+        # the released estimator is the intercept-only model (what dperm fit writes to model.json)
+        final = model.steps[-1][1]
+        assert not np.any(final.coef_) and final.intercept_ == model.constant_
         inside += np.quantile(y, 0.1) <= model.constant_ <= np.quantile(y, 0.9)
         fair += model.score(X, y) > -1.0
     assert inside >= 9 and fair >= 9

@@ -84,6 +84,8 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
 
     if not (is_regressor(final) and hasattr(final, "_loss") and isinstance(n, numbers.Integral) and n > 0):
         return "model"
+    if final.get_params(deep=False).get("inference"):  # intervals are asked for: they come with a model
+        return "model"
     model_share = 1.0 - DEFAULT_TRANSFORMER_SHARE * transformers - target_share
     if not model_share > 0:
         return "model"
@@ -265,6 +267,14 @@ class DPPipeline(Pipeline):
         return (self._declared_y_bounds(final) is None or self.target_range == "private"
                 or getattr(self, "regime_", "model") == "constant")
 
+    def _plan_regime(self, final, X, total) -> None:
+        """``regime_`` and the target's default share, from public inputs only (n, the
+        columns, the budget, the default shares)."""
+        self.regime_ = "model"
+        self._target_default = self._default_target_share(X, total)
+        self.regime_ = self._choose_regime(final, X, total)
+        self._target_default = self._default_target_share(X, total)
+
     def _choose_regime(self, final, X, total) -> str:
         """``regime_`` from public inputs (:func:`regression_regime`), or the one asked for."""
         if self.regime not in ("auto", "model", "constant"):
@@ -313,10 +323,7 @@ class DPPipeline(Pipeline):
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
         final_name, final = self.steps[-1]
-        self.regime_ = "model"
-        self._target_default = self._default_target_share(X, total)
-        self.regime_ = self._choose_regime(final, X, total)  # public: n, the columns, the budget, the shares
-        self._target_default = self._default_target_share(X, total)
+        self._plan_regime(final, X, total)
         self._check_shares()
         self._validate_steps()
         if not _is_dperm_estimator(final):
@@ -418,6 +425,11 @@ class DPPipeline(Pipeline):
                 warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
             final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
                                       if key.startswith(final_name + "__")})
+        if self.regime_ == "constant" and "y_bounds" in final.get_params(deep=False):
+            # the released model is the intercept-only model (a post-processing of the released median):
+            # whoever reads the estimator (its predict, dperm fit's model.json) predicts the constant
+            final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
+            final.intercept_ = np.float64(self.constant_)
         events.append(final.event_)
         self.event_ = ev.composed(events)
         # what the one accountant certifies for the parts as charged: the smaller of their
@@ -509,7 +521,9 @@ class DPPipeline(Pipeline):
         """Public inputs only, before anything is charged: warn (do not refuse) when a
         regression target's private range will be mostly noise
         (:func:`~dperm.preprocessing.target.warn_if_target_noisy`)."""
-        if getattr(self, "regime_", "model") == "constant":
+        if not hasattr(self, "regime_"):  # called before fit (dperm fit's checks): the same public plan
+            self._plan_regime(final, X, total)
+        if self.regime_ == "constant":
             from .expectations import NoiseDominatesWarning
 
             warnings.warn(
@@ -525,7 +539,7 @@ class DPPipeline(Pipeline):
         n = X.shape[0]
         if hasattr(n, "compute"):
             n = n.compute()
-        default = getattr(self, "_target_default", None) or self._default_target_share(X, total)
+        default = self._target_default
         warn_if_target_noisy(int(n), self._share("y", default) * total.epsilon)
 
     def _target(self, final, y, total, accountant, seed):
