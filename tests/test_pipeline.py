@@ -121,9 +121,14 @@ def test_regression_declared_bounds_are_set_on_the_estimator():
     rng = np.random.default_rng(2)
     X = pd.DataFrame({"a": rng.normal(size=500)})
     y = 10 + X["a"].to_numpy()
-    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, random_state=0, y_bounds=(5, 15)).fit(X, y)
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, random_state=0, y_bounds=(5, 15),
+                                target_range="declared").fit(X, y)
     assert model.steps[-1][1].y_bounds == (5.0, 15.0)
     assert "y" not in model.budgets_
+    # by default a private range inside the declared bounds (issue 30), charged as the target's part
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, random_state=0, y_bounds=(5, 15)).fit(X, y)
+    low, high = model.steps[-1][1].y_bounds
+    assert 5.0 <= low < 10.0 < high <= 15.0 and "y" in model.budgets_
 
 
 @pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
@@ -177,14 +182,15 @@ def test_regression_warns_instead_of_refusing_hopeless_private_target_bounds():
     y = 100 + X["a"].to_numpy()
     acc = BudgetAccountant(0.1, 1e-5)
     with pytest.warns(NoiseDominatesWarning, match="y_bounds"):
-        model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=0.1, accountant=acc, random_state=0).fit(X, y)
+        model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=0.1, accountant=acc, random_state=0,
+                                    regime="model").fit(X, y)
     assert acc.spent.epsilon <= 0.1 * (1 + 1e-9)
     assert model.budgets_["y"].epsilon == pytest.approx(0.05)  # the target's share grows at small n epsilon
     low, high = model.y_bounds_
     prediction = model.predict(X)
     assert np.all((prediction >= low) & (prediction <= high))
     model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, y_bounds=(90, 110), random_state=0,
-                                bounds={"a": (-4, 4)}).fit(X, y)
+                                bounds={"a": (-4, 4)}, target_range="declared").fit(X, y)
     assert model.y_bounds_ == (90.0, 110.0)
 
 

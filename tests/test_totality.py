@@ -118,9 +118,9 @@ def test_reproduction_1_a_regression_target_that_does_not_parse_weighs_zero():
     X = pd.DataFrame({"a": rng.normal(size=n)})
     y = 3 * X["a"].to_numpy() + rng.normal(size=n)
 
-    def make():
+    def make():  # the declared bounds mapped as they are (a private range inside them would read y first)
         return dperm.make_pipeline(dperm.DPLinearRegression(), bounds={"a": (-3, 3)}, y_bounds=(-30, 30),
-                                   random_state=0)
+                                   random_state=0, target_range="declared")
 
     for bad in ("42.5 (approx)", np.nan, None, np.inf, 10**400, [1]):
         y2 = y.astype(object)

@@ -9,10 +9,14 @@ regression, the final dperm estimator) share the one total budget:
    :data:`DEFAULT_TRANSFORMER_SHARE`) and, if it takes a delta, ``DEFAULT_DELTA_SHARE *
    delta`` (a category selection without a declared list needs it; the numeric draws
    compose better with it); it charges its event before reading the data;
-2. a regressor's target bounds are declared (``y_bounds``, free) or estimated privately
-   at ``shares["y"] * epsilon`` (default :func:`~dperm.preprocessing.target.target_share`:
-   0.1 to 0.3 by n and epsilon), never refused (a warning where the noise will dominate),
-   and the predictions are clipped into the range used;
+2. a regressor's target range is estimated privately at ``shares["y"] * epsilon``
+   (default :func:`~dperm.preprocessing.target.target_share`: 0.1 to 0.5 by n and
+   epsilon), inside the declared ``y_bounds`` when they are given (a private
+   winsorization; ``target_range="declared"`` maps the declared bounds themselves, free),
+   never refused (a warning where the noise will dominate), and the predictions are
+   clipped into the range used. Where the public inputs say the model will be noise
+   (:func:`regression_regime`), the pipeline predicts the target's private median
+   instead (the intercept-only model), drawn with most of the budget;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
    accountant certifies for each step before it at the step's delta (``budgets_``), and
    ``delta`` minus those deltas, and the public row-norm bound of the last private
@@ -54,6 +58,47 @@ DEFAULT_TRANSFORMER_SHARE = 0.4  # of epsilon, per private transformer (docs/you
 DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private range (more at small n epsilon:
 # dperm.preprocessing.target.target_share)
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
+
+# The "constant" regime of a regression (regression_regime): the model would be noise, so the
+# pipeline predicts the target's private median, which gets most of the budget.
+CONSTANT_SNR = 0.1  # below this public signal-to-noise estimate of the model (docs/results.md, measured)
+CONSTANT_TARGET_SHARE = 0.95  # of epsilon, the target's median in that regime
+CONSTANT_TRANSFORMER_SHARE = 0.02  # of epsilon, per private transformer in that regime (its output goes unused;
+# the unused model gets the rest, 0.03 with the default preprocessing)
+
+
+def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *, transformers: int = 1,
+                      target_share: float = DEFAULT_TARGET_SHARE) -> str:
+    """``"constant"`` when a regressor's fit at the budget the pipeline would leave it is
+    predicted to be noise, else ``"model"``. Public inputs only: the rows n, the table's
+    columns (a lower bound on the model's features, so the estimate errs towards
+    ``"model"``), the budget and the default shares; the estimate is
+    :func:`dperm.expectations.signal_to_noise` of the estimator's own loss, solver and
+    constraint, below :data:`CONSTANT_SNR`. A model within noise of a constant should
+    predict the constant: measured on 27 regression tables (docs/results.md, "The
+    regression solver per regime"), fits below this estimate were never better than
+    the target's median, and the median drawn with most of the budget instead of half of
+    a range's share no longer lands off the data (R^2 of -4e15 at n = 373, epsilon =
+    0.1)."""
+    from .expectations import signal_to_noise
+
+    if not (is_regressor(final) and hasattr(final, "_loss") and isinstance(n, numbers.Integral) and n > 0):
+        return "model"
+    if final.get_params(deep=False).get("inference"):  # intervals are asked for: they come with a model
+        return "model"
+    model_share = 1.0 - DEFAULT_TRANSFORMER_SHARE * transformers - target_share
+    if not model_share > 0:
+        return "model"
+    params = final.get_params(deep=False)
+    try:
+        ratio = signal_to_noise(int(n), int(n_columns) + int(bool(params.get("fit_intercept", True))),
+                                model_share * float(epsilon), float(delta), loss=final._loss(),
+                                alpha=params.get("alpha", "auto"), data_norm=1.0,
+                                label_bound=float(params.get("label_bound", 1.0)), constraint=final._constraint(),
+                                solver=params.get("solver", "auto"))
+    except (ValueError, TypeError, AttributeError):  # an estimator whose noise the estimate does not cover
+        return "model"
+    return "constant" if ratio < CONSTANT_SNR else "model"
 
 
 def _is_private_transformer(step) -> bool:
@@ -137,9 +182,22 @@ class DPPipeline(Pipeline):
         Shares of epsilon: a step name -> its share, ``"y"`` -> the target bounds' share.
         Missing names take the defaults; the estimator takes the rest.
     y_bounds : "auto" or (low, high)
-        A regressor's declared target bounds (free); "auto": the estimator's own
-        ``y_bounds`` if declared, else estimated privately (private quantiles, as
-        :class:`~dperm.preprocessing.PrivateScaler`).
+        A regressor's declared target bounds; "auto": the estimator's own ``y_bounds``
+        if declared, else none. Without declared bounds the target's range is estimated
+        privately (private quantiles, as :class:`~dperm.preprocessing.PrivateScaler`).
+    target_range : {"private", "declared"}, default="private"
+        With declared ``y_bounds``: ``"private"`` estimates the range privately inside
+        them (the target clipped into the declared bounds, its private range intersected
+        with them, at the target's share; the declared bounds where the two do not
+        overlap), so that a wide declared range (a skewed target's (min, max)) neither
+        centres the model far from the bulk of the values nor spreads the noise over it
+        (measured in docs/results.md); ``"declared"`` maps the declared bounds
+        themselves, free.
+    regime : {"auto", "model", "constant"}, default="auto"
+        A regressor's regime: ``"model"`` fits the model; ``"constant"`` predicts the
+        target's private median (drawn with :data:`CONSTANT_TARGET_SHARE` of epsilon,
+        the preprocessing at :data:`CONSTANT_TRANSFORMER_SHARE`); ``"auto"`` chooses by
+        :func:`regression_regime` from public inputs only. Classifiers: ignored.
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
         samplers); an int seeds every private step (experiments).
@@ -156,15 +214,19 @@ class DPPipeline(Pipeline):
     y_bounds_ : the target bounds used (regressors): declared, or the private map
         (:func:`~dperm.preprocessing.target.target_range`).
     y_range_ : the range the predictions are clipped into (declared, or released).
+    regime_ : "model" or "constant" (regressors; public inputs only).
+    constant_ : the target's private median, the prediction of the ``"constant"`` regime.
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
-                 random_state=None, memory=None, verbose=False):
+                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
         self.shares = shares
         self.y_bounds = y_bounds
+        self.target_range = target_range
+        self.regime = regime
         self.random_state = random_state
         super().__init__(steps, memory=memory, verbose=verbose)
 
@@ -182,10 +244,53 @@ class DPPipeline(Pipeline):
         n is not known before the fit (a Dask frame's is computed at its fit)."""
         from .preprocessing.target import target_share
 
+        if getattr(self, "regime_", "model") == "constant":
+            return CONSTANT_TARGET_SHARE
+        final = self.steps[-1][1]
+        declared = (is_regressor(final) and self._declared_y_bounds(final) is not None
+                    and self.target_range == "private")
         n = getattr(X, "shape", (None,))[0]
         if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
             return DEFAULT_TARGET_SHARE
-        return target_share(int(n), total.epsilon)
+        return target_share(int(n), total.epsilon, declared=declared)
+
+    def _declared_y_bounds(self, final):
+        """The declared target bounds (the pipeline's, else the estimator's own), or None."""
+        if not isinstance(self.y_bounds, str):
+            return self.y_bounds
+        return final.get_params(deep=False).get("y_bounds")
+
+    def _target_is_private(self, final) -> bool:
+        """Whether a regressor's target takes a private draw (public parameters only)."""
+        if not is_regressor(final):
+            return False
+        return (self._declared_y_bounds(final) is None or self.target_range == "private"
+                or getattr(self, "regime_", "model") == "constant")
+
+    def _plan_regime(self, final, X, total) -> None:
+        """``regime_`` and the target's default share, from public inputs only (n, the
+        columns, the budget, the default shares)."""
+        self.regime_ = "model"
+        self._target_default = self._default_target_share(X, total)
+        self.regime_ = self._choose_regime(final, X, total)
+        self._target_default = self._default_target_share(X, total)
+
+    def _choose_regime(self, final, X, total) -> str:
+        """``regime_`` from public inputs (:func:`regression_regime`), or the one asked for."""
+        if self.regime not in ("auto", "model", "constant"):
+            raise ValueError(f"regime must be 'auto', 'model' or 'constant', got {self.regime!r}")
+        if self.target_range not in ("private", "declared"):
+            raise ValueError(f"target_range must be 'private' or 'declared', got {self.target_range!r}")
+        if not is_regressor(final):
+            return "model"
+        if self.regime != "auto":
+            return self.regime
+        n = getattr(X, "shape", (None,))[0]
+        if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
+            return "model"
+        transformers = sum(1 for _, step in self.steps[:-1] if _is_private_transformer(step))
+        return regression_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
+                                 total.delta, transformers=transformers, target_share=self._target_default)
 
     def _check_shares(self) -> None:
         """Names and sum of the shares, checked before anything is charged: the private
@@ -195,11 +300,12 @@ class DPPipeline(Pipeline):
         unknown = [k for k in (self.shares or {}) if k not in known]
         if unknown:
             raise ValueError(f"shares names no step of the pipeline: {unknown}")
-        total = sum(self._share(name, DEFAULT_TRANSFORMER_SHARE) for name, step in self.steps[:-1]
-                    if _is_private_transformer(step))
         final = self.steps[-1][1]
-        if is_regressor(final) and isinstance(self.y_bounds, str) and \
-                final.get_params(deep=False).get("y_bounds") is None:
+        transformer_default = (CONSTANT_TRANSFORMER_SHARE if getattr(self, "regime_", "model") == "constant"
+                               else DEFAULT_TRANSFORMER_SHARE)
+        total = sum(self._share(name, transformer_default) for name, step in self.steps[:-1]
+                    if _is_private_transformer(step))
+        if self._target_is_private(final):
             total += self._share("y", self._target_default)
         if not total < 1.0:
             raise ValueError(f"the preprocessing shares add up to {total:g} of epsilon and leave nothing for the "
@@ -216,10 +322,10 @@ class DPPipeline(Pipeline):
         warn_if_model_selection(self)  # GridSearchCV & co.: each of their fits spends the budget again
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
-        self._target_default = self._default_target_share(X, total)
+        final_name, final = self.steps[-1]
+        self._plan_regime(final, X, total)
         self._check_shares()
         self._validate_steps()
-        final_name, final = self.steps[-1]
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
         if y is not None:
@@ -255,7 +361,8 @@ class DPPipeline(Pipeline):
             if _is_private_transformer(step):
                 from .preprocessing.shares import transformer_share
 
-                default = transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE)  # public: the schema
+                default = (CONSTANT_TRANSFORMER_SHARE if self.regime_ == "constant"  # its output goes unused
+                           else transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE))  # public: the schema
                 settings = {"epsilon": self._share(name, default) * total.epsilon,
                             "accountant": accountant}
                 if "delta" in step.get_params(deep=False):
@@ -263,7 +370,11 @@ class DPPipeline(Pipeline):
                 if self.random_state is not None:
                     settings["random_state"] = seeds[i]
                 step.set_params(**settings)
-                with budget_part(settings.get("delta", 0.0), first_part + len(parts)):
+                with warnings.catch_warnings(), budget_part(settings.get("delta", 0.0), first_part + len(parts)):
+                    if self.regime_ == "constant":  # its output goes unused: its noise says nothing to the user
+                        from .preprocessing._base import PreprocessingNoiseWarning
+
+                        warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
                     Xt = step.fit_transform(Xt, y)
                 events.append(step.event_)
                 if step.privacy_spent_ is not None:
@@ -308,8 +419,17 @@ class DPPipeline(Pipeline):
         with warnings.catch_warnings(), budget_part(model_delta, first_part + len(parts)):
             if self._y_map is not None:  # the pipeline clipped y into label_bound itself
                 warnings.filterwarnings("ignore", message=".*label.*")
+            if self.regime_ == "constant":  # said once, by _check_target_feasible
+                from .expectations import NoiseDominatesWarning
+
+                warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
             final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
                                       if key.startswith(final_name + "__")})
+        if self.regime_ == "constant" and "y_bounds" in final.get_params(deep=False):
+            # the released model is the intercept-only model (a post-processing of the released median):
+            # whoever reads the estimator (its predict, dperm fit's model.json) predicts the constant
+            final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
+            final.intercept_ = np.float64(self.constant_)
         events.append(final.event_)
         self.event_ = ev.composed(events)
         # what the one accountant certifies for the parts as charged: the smaller of their
@@ -401,15 +521,25 @@ class DPPipeline(Pipeline):
         """Public inputs only, before anything is charged: warn (do not refuse) when a
         regression target's private range will be mostly noise
         (:func:`~dperm.preprocessing.target.warn_if_target_noisy`)."""
-        declared = self.y_bounds if not isinstance(self.y_bounds, str) else final.get_params(deep=False).get("y_bounds")
-        if declared is not None:
+        if not hasattr(self, "regime_"):  # called before fit (dperm fit's checks): the same public plan
+            self._plan_regime(final, X, total)
+        if self.regime_ == "constant":
+            from .expectations import NoiseDominatesWarning
+
+            warnings.warn(
+                f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
+                "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
+                "model, drawn with most of the budget). More rows, a larger epsilon or fewer columns give a model; "
+                "regime='model' fits one anyway", NoiseDominatesWarning, stacklevel=user_stacklevel())
+            return
+        if self._declared_y_bounds(final) is not None:
             return
         from .preprocessing.target import warn_if_target_noisy
 
         n = X.shape[0]
         if hasattr(n, "compute"):
             n = n.compute()
-        default = getattr(self, "_target_default", None) or self._default_target_share(X, total)
+        default = self._target_default
         warn_if_target_noisy(int(n), self._share("y", default) * total.epsilon)
 
     def _target(self, final, y, total, accountant, seed):
@@ -426,15 +556,33 @@ class DPPipeline(Pipeline):
                 raise ValueError(f"y_bounds must be 'auto' or (low, high), got {declared!r}")
             declared = own
         if declared is not None:
-            low, high = _check_pair(declared, "y_bounds")
+            declared = _check_pair(declared, "y_bounds")
+        epsilon = self._share("y", self._target_default) * total.epsilon
+        seed = seed if self.random_state is not None else None
+        from .preprocessing import target as tr
+
+        self.constant_ = None
+        if self.regime_ == "constant":  # the intercept-only model: one private median, most of the budget
+            centre, event = tr.target_centre(y, epsilon, bounds=declared, accountant=accountant, random_state=seed)
+            self.constant_ = centre
+            self.y_range_ = (centre, centre)
+            half = declared[1] - declared[0] if declared is not None else max(abs(centre), 1.0)
+            low, high = centre - half, centre + half  # the (unused) model's map
+        elif declared is not None and self.target_range == "declared":
+            low, high = declared
             self.y_range_ = (low, high)
             event = ev.NoOpDpEvent()
-        else:
-            from .preprocessing.target import target_range
+        elif declared is not None:  # a private range inside the declared bounds (a private winsorization)
+            with warnings.catch_warnings():  # a noisy draw stays inside the declared bounds (within_declared)
+                from .preprocessing._base import PreprocessingNoiseWarning
 
-            (low, high), self.y_range_, event = target_range(
-                y, self._share("y", self._target_default) * total.epsilon, accountant=accountant,
-                random_state=seed if self.random_state is not None else None)
+                warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
+                mapped, released, event = tr.target_range(np.clip(y, *declared), epsilon, accountant=accountant,
+                                                          random_state=seed)
+            low, high = tr.within_declared(mapped, declared)
+            self.y_range_ = tr.within_declared(released, declared)
+        else:
+            (low, high), self.y_range_, event = tr.target_range(y, epsilon, accountant=accountant, random_state=seed)
         self.y_bounds_ = (low, high)
         if "y_bounds" in final.get_params(deep=False):
             final.set_params(y_bounds=(low, high))
@@ -450,6 +598,8 @@ class DPPipeline(Pipeline):
         """The steps' predictions; a regressor's clipped into the target range it was fitted
         with (``y_bounds_``, declared or released: a free post-processing)."""
         prediction = super().predict(X, **params)
+        if getattr(self, "constant_", None) is not None:  # the "constant" regime: the intercept-only model
+            return np.asarray(prediction, dtype=np.float64) * 0.0 + self.constant_
         if getattr(self, "_y_map", None) is not None:
             centre, scale = self._y_map
             prediction = centre + scale * np.asarray(prediction, dtype=np.float64)
@@ -486,7 +636,8 @@ class DPPipeline(Pipeline):
 
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
-                  shares: dict | None = None, y_bounds="auto", random_state=None, **preprocessing) -> DPPipeline:
+                  shares: dict | None = None, y_bounds="auto", random_state=None, target_range: str = "private",
+                  regime: str = "auto", **preprocessing) -> DPPipeline:
     """A :class:`DPPipeline` of ``steps`` sharing one (epsilon, delta) budget.
 
     Given only an estimator, a :class:`~dperm.preprocessing.PrivatePreprocessor` is
@@ -512,4 +663,4 @@ def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant:
         raise TypeError(f"preprocessing options {sorted(preprocessing)} apply only when make_pipeline inserts the "
                         "default preprocessing (given only an estimator)")
     return DPPipeline(_name_estimators(steps), epsilon=epsilon, delta=delta, accountant=accountant, shares=shares,
-                      y_bounds=y_bounds, random_state=random_state)
+                      y_bounds=y_bounds, random_state=random_state, target_range=target_range, regime=regime)

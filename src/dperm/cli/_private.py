@@ -34,6 +34,7 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
         options.update(missing_indicator=False, row_norm="scale")  # (per-unit rows, docs/inference.md)
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
+        options["target_range"] = "declared"  # --y-bounds are mapped as declared, free (the README's promise)
     elif declared.y_bounds is not None:
         raise _error("--y-bounds (or the schema's y_bounds) is for regression losses")
     pipe = make_pipeline(estimator, **options)

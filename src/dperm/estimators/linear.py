@@ -533,6 +533,7 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
         coef, intercept, fit = self._fit_binary(X, y, budget, self._rng(), label_bound=float(self.label_bound),
                                                 sample_weight=sample_weight)
         self._set_target_map(coef, intercept, offset, scale)
+        self._prediction_range = bounds  # declared (public): predictions are clipped into it
         self.fits_ = [fit]
         self.privacy_spent_ = fit.privacy_spent
         self.event_ = fit.event
@@ -563,7 +564,14 @@ class _DPRegressor(RegressorMixin, DPLinearModelMixin):
             PrivacyWarning, stacklevel=user_stacklevel())
 
     def predict(self, X):
-        return self._decision(X)
+        """The linear predictions, clipped into the declared ``y_bounds`` when they were
+        given at fit (a free post-processing: a target known to lie in them is never
+        predicted outside, e.g. a negative wage)."""
+        prediction = self._decision(X)
+        bounds = getattr(self, "_prediction_range", None)
+        if bounds is not None:
+            prediction = np.clip(prediction, bounds[0], bounds[1])
+        return prediction
 
 
 class DPHuberRegressor(InferenceMixin, _DPRegressor):

@@ -18,24 +18,42 @@ from .numeric import PrivateScaler
 from .quantiles import LEVEL_SWITCH, log_grid, rank_error
 from .._warnings import user_stacklevel
 
-__all__ = ["target_range", "warn_if_target_noisy", "target_share", "TARGET_SHARE_MIN", "TARGET_SHARE_MAX"]
+__all__ = ["target_range", "target_centre", "target_noisy", "warn_if_target_noisy", "target_share", "TARGET_SHARE_MIN",
+           "TARGET_SHARE_MAX", "TARGET_SHARE_MIN_DECLARED", "within_declared"]
 
 TARGET_SHARE_MIN = 0.1  # of epsilon: the target's range when rows are plenty
 TARGET_SHARE_MAX = 0.5  # of epsilon: at most, when rows are few for the budget (a range drawn far off
 # the data makes every prediction wrong by its scale: R^2 of -1e12; the model is noise there anyway)
+TARGET_SHARE_MIN_DECLARED = 0.25  # of epsilon, inside declared bounds: enough for the skew-aware range
+# at n epsilon of a few thousand (measured, docs/results.md: txhousing 0.02 -> 0.59 at epsilon 1)
 
 
-def target_share(n: int, epsilon: float) -> float:
+def target_share(n: int, epsilon: float, declared: bool = False) -> float:
     """The default share of epsilon of a regression target's private range, from public
     inputs (n, the total epsilon): the share at which each of its two draws has a rank
     error (:func:`~dperm.preprocessing.quantiles.rank_error`) of a quarter of the rows,
     ``16 (ln m + ln 10) / (n epsilon)``, within ``[TARGET_SHARE_MIN, TARGET_SHARE_MAX]``.
     A range that is noise makes the model's predictions noise (R^2 far below 0, measured
-    in docs/results.md), so at small n epsilon the target takes more of the budget."""
+    in docs/results.md), so at small n epsilon the target takes more of the budget.
+
+    ``declared``: the range is drawn inside declared bounds (the pipeline's private
+    winsorization), where the model otherwise takes the whole budget: the floor is then
+    :data:`TARGET_SHARE_MIN_DECLARED`, which buys the asymmetric (skew-aware) range at n
+    epsilon of a few thousand; without declared bounds the preprocessing already takes
+    its part and a larger floor costs the model more than the range gains (measured)."""
+    floor = TARGET_SHARE_MIN_DECLARED if declared else TARGET_SHARE_MIN
     if not (n > 0 and epsilon > 0):
-        return TARGET_SHARE_MIN
+        return floor
     needed = 16.0 * (math.log(log_grid().size) + math.log(10.0)) / (float(n) * float(epsilon))
-    return float(min(TARGET_SHARE_MAX, max(TARGET_SHARE_MIN, needed)))
+    return float(min(TARGET_SHARE_MAX, max(floor, needed)))
+
+
+def target_noisy(n: int, epsilon: float) -> bool:
+    """Whether the target's private range at ``epsilon`` over n rows will be mostly noise:
+    the rank error of each of its two draws (the exponential mechanism's utility bound,
+    :func:`~dperm.preprocessing.quantiles.rank_error`) above a quarter of the rows. Public
+    inputs only."""
+    return rank_error(epsilon / 2.0, log_grid().size) > n / 4.0
 
 
 def warn_if_target_noisy(n: int, epsilon: float) -> bool:
@@ -45,7 +63,7 @@ def warn_if_target_noisy(n: int, epsilon: float) -> bool:
     quarter of the rows. The fit goes on (the range is then wide or off, the model's
     predictions noisy); declaring the range avoids it. Returns whether it warned."""
     error = rank_error(epsilon / 2.0, log_grid().size)
-    if error > n / 4.0:
+    if target_noisy(n, epsilon):
         from ..expectations import NoiseDominatesWarning
 
         warnings.warn(
@@ -93,3 +111,47 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
         reach = max(median - low, high - median)
         return (median - reach, median + reach), (low, high), scaler.event_
     return (low, high), (low, high), scaler.event_
+
+
+def within_declared(released: tuple[float, float], declared: tuple[float, float]) -> tuple[float, float]:
+    """``released`` intersected with the ``declared`` bounds, or ``declared`` when they do
+    not overlap (a draw landed off them): post-processing of a released pair and public
+    bounds."""
+    low, high = max(released[0], declared[0]), min(released[1], declared[1])
+    return (float(low), float(high)) if high > low else (float(declared[0]), float(declared[1]))
+
+
+def target_centre(y: np.ndarray, epsilon: float, *, bounds: tuple[float, float] | None = None, accountant=None,
+                  random_state=None) -> tuple[float, object]:
+    """One private median of a regression target, with the whole ``epsilon`` (pure
+    epsilon-DP, replace-one): the exponential mechanism over the centre candidates of
+    :func:`~dperm.preprocessing.quantiles.centre_grid` with their public base measure,
+    the draw a :class:`~dperm.preprocessing.PrivateScaler` makes for a column's centre
+    (McSherry and Talwar 2007). ``bounds`` (declared, public): y clipped into them first,
+    and the draw too. A value of y that is not a finite number is left out (each row by
+    itself). Charged to ``accountant`` (else the active one) before y is read.
+
+    Used where the public inputs say a linear model will be noise
+    (:func:`dperm.pipeline.DPPipeline`'s ``"constant"`` regime): the intercept-only
+    model's one statistic gets the whole budget instead of half of a range's. Returns
+    ``(centre, event)``."""
+    from ..privacy.mechanisms import charge, charging
+    from ..privacy.noise import make_rng
+    from .quantiles import centre_grid, quantile_event, rank_counts, select_quantile
+
+    grid, prior = centre_grid()
+    event = quantile_event(float(epsilon), grid)
+    if accountant is not None:
+        with charging(accountant):
+            charge(event, "target centre")
+    else:
+        charge(event, "target centre")
+    values = np.asarray(y, dtype=np.float64).ravel()
+    values = np.sort(values[np.isfinite(values)])
+    if bounds is not None:
+        values = np.clip(values, bounds[0], bounds[1])
+    rng = None if random_state is None else make_rng(random_state)
+    centre = float(select_quantile(rank_counts(values, grid), 0.5, grid, float(epsilon), rng, prior, grouped=True))
+    if bounds is not None:
+        centre = float(np.clip(centre, bounds[0], bounds[1]))
+    return centre, event
