@@ -302,10 +302,10 @@ def _fit_default(X, y, X_test, y_test) -> dict:
 
     with warnings.catch_warnings(), PassCounter() as counter:
         warnings.simplefilter("ignore")
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         model = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=0).fit(X, y)
-        seconds = time.perf_counter() - t
-    return {"fit_s": round(seconds, 2), "passes": counter.count,
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+    return {"fit_s": round(seconds, 2), "client_cpu_s": round(cpu, 2), "passes": counter.count,
             "accuracy": round(float(np.mean(model.predict(X_test) == y_test)), 4),
             "tolerance": model.fits_[0].hyperparameters.get("tolerance") if hasattr(model, "fits_") else None,
             "solver": getattr(model, "solver_", None)}
@@ -344,7 +344,15 @@ def estimator_runs(args, cluster) -> list[dict]:
                             X, y = client.persist([X, y])
                             wait([X, y])
                         row = dict(base, mode=mode)
-                        row.update(_fit_default(X, y, X_test, y_test))
+                        cpu = client.run(time.process_time)
+                        # One BLAS thread in the client too, as in the NumPy fit: the sample
+                        # stage's small products run there, and a threaded BLAS on cores the
+                        # workers (and, on a shared machine, other jobs) hold spins (a 250 000 x 21
+                        # float32 Hessian: 0.02 s of process time on one thread, 0.1-0.6 s on two).
+                        with threadpool_limits(1):
+                            row.update(_fit_default(X, y, X_test, y_test))
+                        after = client.run(time.process_time)
+                        row["worker_cpu_s"] = round(sum(after[k] - cpu[k] for k in after), 2)
                         row["rows_per_s_per_pass"] = round(n * row["passes"] / row["fit_s"])
                         row["worker_peak_rss_MB"] = sorted(round(v) for v in client.run(_peak_rss_mb).values())
                     rows.append(row)
