@@ -285,6 +285,13 @@ def hessian_block(F, y, s=None, *, w, layout: Layout, product_dtype=None) -> np.
     return H.reshape(1, -1)
 
 
+def strided_rows(arrays: list, first: int, stride: int) -> tuple:
+    """Rows ``first, first + stride, ...`` of each of one block's arrays (features, labels,
+    weights): its share of the sample ``X[::stride]``, as copies (a view would keep the
+    whole block alive in the result)."""
+    return tuple(a[first::stride].copy() for a in arrays)
+
+
 def margins_block(F, *, w, layout: Layout) -> np.ndarray:
     """``<w, x_i>`` for the rows of the block (with their scales and intercept)."""
     return _Block(F, np.zeros(F.shape[0]), layout).matvec(w)

@@ -360,15 +360,28 @@ class DaskERMProblem(ERMProblem):
         the rows scaled onto the bound as every pass scales them, labels clipped as
         :meth:`_check_blocks` decided, no new check and no warning. The solver then runs its
         sample stage in memory, with the same passes over the sample as on NumPy data."""
-        import dask
+
+        from dask.base import get_scheduler
 
         stride = int(stride)
         if stride <= 1:
             return self
-        rows = slice(0, None, stride)
-        weights = None if self.sample_weight is None else self.sample_weight[rows]
-        F, y, weights = dask.compute(self._features[rows], self.y[rows], weights)
-        _record_read("sample", 1.0)  # slicing reads every block (a whole pass from a store)
+        # Rows 0, stride, 2 stride, ... taken from each block by its own task and gathered
+        # to the client as they are (the rows of ``X[::stride]``, in order): no task joins
+        # them on a worker first, and no array expression is built for the slice.
+        base, blocks = self._block_graph()
+        name = f"dperm-sample-{uuid.uuid4().hex}"
+        graph, keys, begin = dict(base), [], 0
+        for i, (keys_b, size) in enumerate(zip(blocks, self._features.chunks[0])):
+            graph[(name, i)] = (_chunks.strided_rows, list(keys_b), (-begin) % stride, stride)
+            keys.append((name, i))
+            begin += size
+        parts = get_scheduler(collections=[self._features])(graph, keys)
+        _record_read("sample", 1.0)  # reads every block (a whole pass from a store)
+        pieces = list(zip(*parts))
+        F = sp.vstack(pieces[0], format="csr") if sp.issparse(pieces[0][0]) else np.concatenate(pieces[0])
+        y = np.concatenate(pieces[1])
+        weights = None if self.sample_weight is None else np.concatenate(pieces[2])
         F = sp.csr_matrix(F) if sp.issparse(F) else np.ascontiguousarray(F)
         sample = object.__new__(ERMProblem)
         sample.__dict__.update({key: value for key, value in self.__dict__.items()
