@@ -17,8 +17,9 @@ at every n, d (``--dims``) and dtype (``--dtypes``: float32 and float64 Zarr sto
 same values), from Zarr (``da.from_zarr``) and on blocks persisted in the workers'
 memory (``--modes``; skipped where they would take more than 40% of a worker's memory
 limit), each on a fresh cluster warmed by one small fit, and with ``--in-memory`` the
-same fit on the NumPy array read from the store (one BLAS thread). Reports seconds of
-the fit, passes over the data (client-side count: map-reduces other than the checking
+same fit on the NumPy array read from the store (one BLAS thread; the Dask fits' client
+also runs with one BLAS thread, as the workers do). Reports seconds of the fit (wall, the
+client's process time, and the workers' process time summed), passes over the data (client-side count: map-reduces other than the checking
 pass on Dask; calls of the ERMProblem methods that read X in memory), rows per second
 per pass, held-out accuracy (20 000 rows of the same generator), the certified
 tolerance, and each worker's peak RSS.
@@ -302,10 +303,10 @@ def _fit_default(X, y, X_test, y_test) -> dict:
 
     with warnings.catch_warnings(), PassCounter() as counter:
         warnings.simplefilter("ignore")
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         model = DPLogisticRegression(epsilon=1.0, classes=[-1, 1], random_state=0).fit(X, y)
-        seconds = time.perf_counter() - t
-    return {"fit_s": round(seconds, 2), "passes": counter.count,
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+    return {"fit_s": round(seconds, 2), "client_cpu_s": round(cpu, 2), "passes": counter.count,
             "accuracy": round(float(np.mean(model.predict(X_test) == y_test)), 4),
             "tolerance": model.fits_[0].hyperparameters.get("tolerance") if hasattr(model, "fits_") else None,
             "solver": getattr(model, "solver_", None)}
@@ -329,8 +330,7 @@ def estimator_runs(args, cluster) -> list[dict]:
                 base = {"n": n, "d": d, "dtype": dtype, "block_rows": args.block,
                         "X_GB": round(n * d * np.dtype(dtype).itemsize / 1e9, 2),
                         "write_s": round(time.perf_counter() - t, 1)}
-                modes = ["zarr", "persisted"] if "persisted" in args.modes else ["zarr"]
-                for mode in modes:
+                for mode in ("zarr", "persisted"):
                     if mode not in args.modes:
                         continue
                     per_worker = n * d * np.dtype(dtype).itemsize / args.workers
@@ -344,9 +344,31 @@ def estimator_runs(args, cluster) -> list[dict]:
                             X, y = client.persist([X, y])
                             wait([X, y])
                         row = dict(base, mode=mode)
-                        row.update(_fit_default(X, y, X_test, y_test))
+                        cpu = client.run(time.process_time)
+                        # One BLAS thread in the client too, as in the NumPy fit: the sample
+                        # stage's small products run there, and a threaded BLAS on cores the
+                        # workers (and, on a shared machine, other jobs) hold spins (a 250 000 x 21
+                        # float32 Hessian: 0.02 s of process time on one thread, 0.1-0.6 s on two).
+                        with threadpool_limits(1):
+                            row.update(_fit_default(X, y, X_test, y_test))
+                        after = client.run(time.process_time)
+                        row["worker_cpu_s"] = round(sum(after[k] - cpu[k] for k in after), 2)
                         row["rows_per_s_per_pass"] = round(n * row["passes"] / row["fit_s"])
                         row["worker_peak_rss_MB"] = sorted(round(v) for v in client.run(_peak_rss_mb).values())
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                if "sync" in args.modes:
+                    # Every task in this process (Dask's synchronous scheduler, blocks
+                    # persisted here): the process time is all of the fit's work, the
+                    # arithmetic, the graphs and the scheduling, whatever the machine's load.
+                    import dask
+
+                    X, y = dask.persist(da.from_zarr(x_path), da.from_zarr(y_path), scheduler="sync")
+                    with dask.config.set(scheduler="sync"), threadpool_limits(1):
+                        _warm_up_workers(X_test, y_test)
+                        row = dict(base, mode="sync")
+                        row.update(_fit_default(X, y, X_test, y_test))
+                    del X, y
                     rows.append(row)
                     print(json.dumps(row), flush=True)
                 if args.in_memory:
@@ -426,7 +448,8 @@ def main(argv=None):
                         help="the default estimator (DPLogisticRegression) instead of gd_output_perturbation")
     parser.add_argument("--dims", type=int, nargs="+", default=[20, 100], help="d values of --estimator")
     parser.add_argument("--dtypes", nargs="+", choices=("float32", "float64"), default=["float32", "float64"])
-    parser.add_argument("--modes", nargs="+", choices=("zarr", "persisted"), default=["zarr", "persisted"])
+    parser.add_argument("--modes", nargs="+", choices=("zarr", "persisted", "sync"), default=["zarr", "persisted"],
+                        help="sync: blocks persisted in this process, Dask's synchronous scheduler (process time)")
     parser.add_argument("--in-memory", action="store_true", help="--estimator: also the same fit on NumPy data")
     args = parser.parse_args(argv)
 

@@ -28,6 +28,9 @@ from ..problem.erm import _row_norms, clip_factors
 FLAG_NAN_X, FLAG_INF_X, FLAG_BAD_Y, FLAG_BAD_LABEL, FLAG_LABEL_OVER, FLAG_SCALED, FLAG_CLEARLY, FLAG_BAD_WEIGHT = range(8)
 N_FLAGS = 8
 
+# Elements per slice of a block that the checking pass reads at a time (64 KB as float64).
+_CHECK_ELEMENTS = 1 << 13
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -39,6 +42,12 @@ class Layout:
     intercept: float  # the virtual constant column s (0: none)
     label_bound: float | None  # clip |y| to it (real labels above the bound), or None
     compute_dtype: np.dtype
+
+    def __dask_tokenize__(self):
+        # Distributed's client hashes every task of a graph it is given; the default hash of
+        # a dataclass pickles its fields (the loss object), once per block and pass.
+        return ("dperm.Layout", repr(self.loss), self.feature_bound, self.clip, self.intercept,
+                self.label_bound, np.dtype(self.compute_dtype).str)
 
 
 def _csr(F):
@@ -89,7 +98,6 @@ def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float)
     per-row map is added to the graph, never a message.
     """
     F = _csr(F)
-    data = F.data if sp.issparse(F) else F
     flags = np.zeros((1, N_FLAGS))
     if s is not None:
         s = np.asarray(s, dtype=np.float64)
@@ -97,18 +105,29 @@ def check_block(F, y, s=None, *, bound: float, binary: bool, label_bound: float)
     y = np.asarray(y, dtype=np.float64)
     if not np.isfinite(y).all():
         flags[0, FLAG_BAD_Y] = 1.0
-    if not np.isfinite(data).all():
-        flags[0, FLAG_NAN_X] = float(np.isnan(data).any())
-        flags[0, FLAG_INF_X] = float(np.isinf(data).any())
+    # Dense blocks are read a slice of rows at a time: a worker's allocator returns every
+    # large temporary to the system (Dask's MALLOC_TRIM_THRESHOLD_), so a block-sized one
+    # costs its page faults on every pass; every flag is an "any" over rows, and a row's
+    # norm depends on that row only, so the flags are those of the whole block.
+    step = max(1, _CHECK_ELEMENTS // max(1, F.shape[1]))
+    parts = [F] if sp.issparse(F) else [F[start : start + step] for start in range(0, max(1, F.shape[0]), step)]
+    finite = True
+    for part in parts:
+        data = part.data if sp.issparse(part) else part
+        if not np.isfinite(data).all():
+            finite = False
+            flags[0, FLAG_NAN_X] = max(flags[0, FLAG_NAN_X], float(np.isnan(data).any()))
+            flags[0, FLAG_INF_X] = max(flags[0, FLAG_INF_X], float(np.isinf(data).any()))
+    if not finite or flags[0, FLAG_BAD_Y]:
         return flags  # norms are meaningless on a block with NaN / inf
-    if flags[0, FLAG_BAD_Y]:
-        return flags
     if binary:
         flags[0, FLAG_BAD_LABEL] = float((~np.isin(y, (-1.0, 1.0))).any())
     else:
         flags[0, FLAG_LABEL_OVER] = float((np.abs(y) > label_bound).any())  # clamped, as in memory
-    norms = _row_norms(F)
-    flags[0, FLAG_SCALED] = float((norms > bound).any())
+    for part in parts:
+        if (_row_norms(part) > bound).any():
+            flags[0, FLAG_SCALED] = 1.0
+            break
     return flags
 
 
@@ -121,14 +140,20 @@ def labels(y, layout: Layout) -> np.ndarray:
 class _Block:
     """One block with the problem's virtual row scales, intercept column and sample weights."""
 
-    def __init__(self, F, y, layout: Layout, weights=None):
+    def __init__(self, F, y, layout: Layout, weights=None, buffer=None):
         from ..problem.erm import _scaled_rows, unsafe_to_scale_virtually
 
         F = _csr(F)
         self.scale = row_scale(F, layout.feature_bound) if layout.clip else None
         if unsafe_to_scale_virtually(self.scale, layout.feature_bound):  # clipped before the cast and the products
             F, self.scale = _scaled_rows(F, self.scale), None
-        self.F = F if F.dtype == layout.compute_dtype else F.astype(layout.compute_dtype)
+        if F.dtype == layout.compute_dtype:
+            self.F = F
+        elif buffer is not None and not sp.issparse(F):  # the cast into the caller's buffer: no new allocation
+            self.F = buffer[: F.shape[0]]
+            self.F[...] = F
+        else:
+            self.F = F.astype(layout.compute_dtype)
         self.y = labels(y, layout)
         self.s = layout.intercept
         self.k = F.shape[1]
@@ -160,11 +185,27 @@ def value_gradient_block(F, y, s=None, *, w, layout: Layout, value: bool) -> np.
     """``[sum_i s_i phi'(<w, x_i>, y_i) x_i, sum_i s_i phi(<w, x_i>, y_i)]`` over the block
     (``s`` the block's sample weights, 1 when None), one row of length d + 1 (the last
     entry 0 unless ``value``)."""
-    b = _Block(F, y, layout, s)
-    a = b.matvec(w)
-    out = np.empty((1, b.d + 1))
-    out[0, :-1] = b.rmatvec(b.weigh(layout.loss.derivative(a, b.y)))
-    out[0, -1] = float(np.sum(b.weigh(layout.loss.value(a, b.y)))) if value else 0.0
+    from ..problem.erm import _BLOCK_ELEMENTS
+
+    # A slice of rows at a time (1 MB in the compute precision, the in-memory gradient's
+    # blocks), each slice's margins and then its share of X^T u while it is in cache: one
+    # read of the block, and every temporary small (a block-sized one costs its page
+    # faults on every pass in a Dask worker, whose allocator trims eagerly). The slices'
+    # sums are added in float64.
+    F, rows = _csr(F), F.shape[0]
+    step = max(1, _BLOCK_ELEMENTS // max(1, F.shape[1]))
+    dense = not sp.issparse(F)
+    buffer = (np.empty((min(step, rows), F.shape[1]), dtype=layout.compute_dtype)
+              if dense and F.dtype != layout.compute_dtype else None)
+    y = np.asarray(y)
+    out = np.zeros((1, F.shape[1] + (1 if layout.intercept else 0) + 1))
+    for start in range(0, max(rows, 1), step):
+        part = slice(start, min(rows, start + step))
+        b = _Block(F[part], y[part], layout, None if s is None else np.asarray(s)[part], buffer)
+        a = b.matvec(w)
+        out[0, :-1] += b.rmatvec(b.weigh(layout.loss.derivative(a, b.y)))
+        if value:
+            out[0, -1] += float(np.sum(b.weigh(layout.loss.value(a, b.y))))
     return out
 
 
@@ -179,9 +220,13 @@ def certified_gradient_block(F, y, s=None, *, w, layout: Layout) -> np.ndarray:
     rows = F.shape[0]
     step = certificate_rows(rows, F.shape[1])
     out = np.zeros((1, F.shape[1] + (1 if layout.intercept else 0)))
+    # One float64 buffer for every sub-block's exact cast (a C-contiguous slice of it is laid
+    # out as a fresh copy, so the products are the same): a fresh copy per sub-block is a
+    # new mapping and its page faults in a Dask worker, whose allocator trims eagerly.
+    buffer = None if sp.issparse(F) else np.empty((min(step, rows), F.shape[1]), dtype=np.float64)
     for start in range(0, rows, step):
         part = slice(start, min(rows, start + step))
-        b = _Block(F[part], np.asarray(y)[part], layout, None if s is None else np.asarray(s)[part])
+        b = _Block(F[part], np.asarray(y)[part], layout, None if s is None else np.asarray(s)[part], buffer)
         out[0] += b.rmatvec(b.weigh(layout.loss.derivative(b.matvec(w), b.y)))
     return out
 
@@ -238,6 +283,13 @@ def hessian_block(F, y, s=None, *, w, layout: Layout, product_dtype=None) -> np.
     else:
         H[:k, :k] = b.F.T @ (b.F * c.astype(b.F.dtype)[:, None])
     return H.reshape(1, -1)
+
+
+def strided_rows(arrays: list, first: int, stride: int) -> tuple:
+    """Rows ``first, first + stride, ...`` of each of one block's arrays (features, labels,
+    weights): its share of the sample ``X[::stride]``, as copies (a view would keep the
+    whole block alive in the result)."""
+    return tuple(a[first::stride].copy() for a in arrays)
 
 
 def margins_block(F, *, w, layout: Layout) -> np.ndarray:

@@ -106,8 +106,7 @@ def real_column(column) -> np.ndarray:
             pd.api.types.is_float_dtype(dtype) or pd.api.types.is_integer_dtype(dtype)):
         values = column.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(column, pd.Series) else \
             np.asarray(column, dtype=np.float64)
-        if not np.isfinite(values[~np.isnan(values)]).all():
-            values = values.copy() if values is column else values
+        if np.isinf(values).any():  # (one pass: NaN is not infinite; no masked copy of the column)
             values = np.where(np.isinf(values), np.nan, values)
         return values
     if dtype is not None and pd.api.types.is_bool_dtype(dtype):

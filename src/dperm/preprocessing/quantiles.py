@@ -154,10 +154,29 @@ def quantile_scores(sorted_values: np.ndarray, q: float, candidates: np.ndarray)
 
 def rank_counts(sorted_values: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``(#{x < c}, #{x <= c}, n)`` per candidate: what the score needs, and what a chunk
-    of a Dask column contributes (the counts of the chunks add up)."""
-    below = np.searchsorted(sorted_values, candidates, side="left")
-    at_or_below = np.searchsorted(sorted_values, candidates, side="right")
-    return below, at_or_below, int(sorted_values.size)
+    of a Dask column contributes (the counts of the chunks add up).
+
+    The same counts as two ``searchsorted`` of every candidate, for less: the candidates
+    (increasing) below the smallest value count 0 rows and those above the largest n, with
+    no search; of the others, ``#{x <= c}`` is ``#{x < c}`` except where c is itself a
+    value (checked at the position found), and only those are searched again. (The
+    centre's grid has 59 195 candidates, about 18 000 within a column scaled to [-1, 1].)"""
+    n = int(sorted_values.size)
+    candidates = np.asarray(candidates)
+    below = np.zeros(candidates.shape, dtype=np.intp)
+    if n == 0:
+        return below, below.copy(), 0
+    first = int(np.searchsorted(candidates, sorted_values[0], side="left"))  # candidates[:first] < every value
+    last = int(np.searchsorted(candidates, sorted_values[-1], side="right"))  # candidates[last:] > every value
+    inner = candidates[first:last]
+    below[first:last] = np.searchsorted(sorted_values, inner, side="left")
+    below[last:] = n
+    at_or_below = below.copy()
+    found = below[first:last]
+    ties = np.flatnonzero(sorted_values[np.minimum(found, n - 1)] == inner)  # found < n for every inner candidate
+    if ties.size:
+        at_or_below[first + ties] = np.searchsorted(sorted_values, inner[ties], side="right")
+    return below, at_or_below, n
 
 
 def spread_counts(sorted_values: np.ndarray, centre: float, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

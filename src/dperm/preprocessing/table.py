@@ -527,26 +527,31 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         one_hot = self.encoder_._one_hot(cat) if self.encoder_ is not None else np.zeros((n, 0))
         width = p + len(missing) + one_hot.shape[1] + (1 if self.row_norm == "normalize" else 0)
         out = np.empty((n, width))
-        if self.scaler_ is not None:
-            columns = [real_column(frame[c]) for c in self.numeric_]  # the casts of fit (views where float64)
-            # written, flagged and scaled a block of rows at a time: the block stays in cache
-            # (column by column into the whole row-major matrix would be strided writes)
-            rows = max(1, _TRANSFORM_BLOCK_ELEMENTS // max(1, width))
-            for start in range(0, n, rows):
-                block = out[start:start + rows, :p]
+        columns = [real_column(frame[c]) for c in self.numeric_] if self.scaler_ is not None else []
+        # casts of fit (views where float64)
+        # Every step a block of rows at a time, while the block is in cache: written (column by
+        # column into the whole row-major matrix would be strided writes), flagged, scaled,
+        # its one-hot columns copied, then bounded: one pass over the output, not three.
+        # Each step is per row (a row's norm is its own sum), so the values are those of
+        # whole-matrix steps.
+        rows = max(1, _TRANSFORM_BLOCK_ELEMENTS // max(1, width))
+        first = p + len(missing)
+        for start in range(0, n, rows):
+            part = out[start:start + rows]
+            if columns:
+                block = part[:, :p]
                 for j, column in enumerate(columns):
                     block[:, j] = column[start:start + rows]
                 if missing:
-                    out[start:start + rows, p:p + len(missing)] = np.isnan(block[:, missing])
+                    part[:, p:first] = np.isnan(block[:, missing])
                 self.scaler_._scale_into(block, block)
-        start = p + len(missing)
-        out[:, start:start + one_hot.shape[1]] = one_hot
-        if self.row_norm == "normalize":
-            out[:, -1] = 1.0
-            norms = np.sqrt(np.einsum("ij,ij->i", out, out))  # >= 1: the constant coordinate
-            out /= norms[:, None]
-        elif self.row_norm == "scale":
-            out /= self._block_bound
+            part[:, first:first + one_hot.shape[1]] = one_hot[start:start + rows]
+            if self.row_norm == "normalize":
+                part[:, -1] = 1.0
+                norms = np.sqrt(np.einsum("ij,ij->i", part, part))  # >= 1: the constant coordinate
+                part /= norms[:, None]
+            elif self.row_norm == "scale":
+                part /= self._block_bound
         return out
 
     def _transform_numeric_array(self, X: np.ndarray) -> np.ndarray:
