@@ -392,6 +392,24 @@ def test_exponential_mechanism_frequencies():
     assert stats.chisquare(picks[[0, 1, 2, 4]], expected[[0, 1, 2, 4]]).pvalue > 1e-4
 
 
+def test_exponential_mechanism_frequencies_over_growing_batches():
+    """A spread-out law over 3000 candidates needs about 1500 proposals a draw, so draws
+    take several rounds of growing batches (1024, 4096, ...): the law over rounds is
+    still the exact one (the proposals, their scores' whole and fractional parts and the
+    acceptances must stay aligned when the batch size changes)."""
+    scores = np.full(3000, -8.0)
+    scores[:3] = [0.0, -0.5, -1.0]
+    source = GeneratorSource(5)
+    n = 2_000
+    picks = np.array([secure_exponential_mechanism(scores, 2.0, 1.0, source=source) for _ in range(n)])
+    h = 2.0**-GRID_SENSITIVITY_BITS
+    rate = 2.0 * h / (2 * (1 + h))
+    weights = np.exp(rate * np.rint(scores / h))
+    groups = np.array([weights[0], weights[1], weights[2], weights[3:].sum()])
+    observed = np.array([np.sum(picks == 0), np.sum(picks == 1), np.sum(picks == 2), np.sum(picks >= 3)])
+    assert stats.chisquare(observed, groups / groups.sum() * n).pvalue > 1e-4
+
+
 def test_exponential_mechanism_monotone_uses_the_full_rate():
     source = GeneratorSource(2)
     n = 4_000

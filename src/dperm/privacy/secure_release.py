@@ -461,6 +461,7 @@ def secure_laplace_error_bound(grid: float, scale_multiple: int, dim: int, failu
 
 # ------------------------------------------------------------------- exponential mechanism
 _RATE_BITS = 60
+_FIRST_BATCH, _LARGEST_BATCH = 1 << 10, 1 << 16  # proposals of the first and the largest round
 
 
 def _split_rate(gaps: np.ndarray, rate_num: int) -> tuple[np.ndarray, np.ndarray]:
@@ -495,7 +496,11 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
     h is the largest power of two <= 2^-12 Delta, so rounding adds at most h to the
     sensitivity (and keeps monotone scores monotone). -inf scores are never chosen.
     Sampling: propose i uniformly, accept with probability exp(-c (max_j n_j - n_i)),
-    a batch of proposals per round (exact rejection, about 1.6 rounds on average).
+    and return the first accepted proposal (exact rejection). Proposals are drawn in
+    batches that grow fourfold from 1024 up to ``max(m, 2^16)``: the first success of an
+    iid sequence of trials has the same law whatever the batch sizes, and a concentrated
+    law (the usual case: a few candidates near the top) stops after a few thousand
+    proposals instead of a full batch of 2^16.
 
     ``multiplicities``: positive integers k_i (None: all 1). Index i is then drawn with
     probability proportional to ``k_i exp(c n_i)``, exactly: the law of the index of the
@@ -533,11 +538,13 @@ def secure_exponential_mechanism(scores, epsilon: float, sensitivity: float, *, 
         if int(ends[-1]) >= 2**62:
             raise ValueError("multiplicities must sum to less than 2^62")
     total = m if ends is None else int(ends[-1])
-    batch = min(total, max(m, 1 << 16))
-    one = np.ones(batch, dtype=np.int64)
-    den = np.full(batch, 2**_RATE_BITS, dtype=np.int64)
+    largest = min(total, max(m, _LARGEST_BATCH))
+    batch = min(largest, _FIRST_BATCH)
+    one = np.ones(largest, dtype=np.int64)
+    den = np.full(largest, 2**_RATE_BITS, dtype=np.int64)
     while True:
         proposal = source.integers(np.full(batch, total, dtype=np.int64))
+        batch = min(largest, 4 * batch)  # the next round's: past rounds' failures say nothing of the law
         if ends is not None:
             proposal = np.searchsorted(ends, proposal, side="right")
         accept = bernoulli_exp(source, whole[proposal], one[:proposal.size])
