@@ -109,7 +109,7 @@ def histogram_threshold(t: int, delta: float) -> int:
 
 HASH_KEY = b"dperm.categorical.hash.v1"  # the fixed, public key of the bucket hash (never change it:
 # a saved model's buckets would move)
-MIN_BUCKETS, MAX_BUCKETS = 4, 32
+MIN_BUCKETS, MAX_BUCKETS = 4, 16
 
 
 def _hash_text(label) -> str:
@@ -150,18 +150,21 @@ def hash_bucket(value, buckets: int) -> int:
 
 def hash_buckets(n: int, epsilon: float) -> int:
     """The public number of buckets of a column without a declared list, from n and the
-    preprocessing's epsilon: with ``x = sqrt(n epsilon) / 2.5``, none when ``x < 3`` (the
-    model's noise would swamp what buckets add: the selection alone, as without buckets),
-    else the power of two at most x, within [``MIN_BUCKETS``, ``MAX_BUCKETS``]. At the
-    pipeline's default share (``epsilon = 0.4`` of a total 1): 4 buckets at 380 rows, 8 from
-    about 1000, 16 from about 4000, 32 from about 16 000; at a total of 0.1, none below
-    about 1400 rows, 4 up to about 6000 (docs/results.md, "Hashed categories"). Each
-    bucket is a column of the model: more cost more of the estimator's noise, fewer merge
-    more levels."""
-    x = math.sqrt(max(int(n), 1) * max(float(epsilon), 0.0)) / 2.5
-    if x < 3.0:
+    preprocessing's epsilon, by ``m = n epsilon``: none below 225 (the selection alone, as
+    without buckets: the model's noise would swamp what buckets add), 4 up to 400, 8 up to
+    1600, 16 above (``MIN_BUCKETS`` to ``MAX_BUCKETS``: the power of two at most
+    ``sqrt(m) / 2.5``, none where that is below 6). At the pipeline's default share
+    (``epsilon = 0.4`` of a total 1): none below 563 rows, 4 up to 1000, 8 up to 4000,
+    16 above; at a total of 0.1: none below 5625 rows. Measured on the real-tables suite
+    (docs/results.md, "Hashed categories"): each bucket is a column of the model, and
+    below these sizes the extra columns cost the estimator more noise than they bring
+    (at a total of 0.1, 4 buckets took wages1's R^2 from -0.005 to -0.34); above 16,
+    ADULT's 8 text columns with 32 buckets each took the model from 46 to 302 columns
+    and the fit 40% more time, for no accuracy."""
+    m = max(int(n), 1) * max(float(epsilon), 0.0)
+    if m < 225.0:
         return 0
-    return int(min(MAX_BUCKETS, max(MIN_BUCKETS, 2 ** math.floor(math.log2(x)))))
+    return MIN_BUCKETS if m < 400.0 else (8 if m < 1600.0 else MAX_BUCKETS)
 
 
 def _bucket_codes(labels: np.ndarray, buckets: int) -> np.ndarray:

@@ -612,7 +612,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         """What this fit released, as plain JSON-able values: the column roles (public
         schema), each numeric column's centre and spread (declared or private draws),
         the columns with a missing indicator, each categorical column's categories
-        (declared or privately selected), the row bound and the output's feature names.
+        (declared or privately selected), ``hash_buckets`` (the public bucket count of each
+        column that has buckets; absent when none has), the row bound and the output's
+        feature names.
         Nothing else computed from the data (no counts, no per-column statistics beyond
         the draws). :meth:`from_released` rebuilds a transform-only preprocessor from it.
         Needs a fit on a DataFrame with string column names."""
@@ -629,11 +631,13 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                           for c, cats in zip(self.categorical_, self.encoder_.categories_)}
             buckets = {c: int(b) for c, b in zip(self.categorical_, self.encoder_._column_buckets()) if b}
         kept = [c for c in self.feature_names_in_ if c in self.numeric_ or c in self.categorical_]  # not drop=
-        return {"columns": [str(c) for c in kept], "numeric": numeric,
-                "missing_indicator": list(self.missing_columns_), "categories": categories,
-                "hash_buckets": buckets,
-                "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
-                "features_out": [str(c) for c in self.get_feature_names_out()]}
+        record = {"columns": [str(c) for c in kept], "numeric": numeric,
+                  "missing_indicator": list(self.missing_columns_), "categories": categories,
+                  "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
+                  "features_out": [str(c) for c in self.get_feature_names_out()]}
+        if buckets:  # only when a column has buckets (a fit without them writes what it always did)
+            record["hash_buckets"] = buckets
+        return record
 
     @classmethod
     def from_released(cls, released: dict) -> "PrivatePreprocessor":
