@@ -21,8 +21,8 @@ import pytest
 
 import dperm
 from dperm.preprocessing import PrivatePreprocessor
-from dperm.preprocessing.categorical import (PrivateOneHotEncoder, hash_bucket, hash_buckets, names_levels,
-                                             noise_scale, selection_threshold)
+from dperm.preprocessing.categorical import (HASHED_WEIGHT, PrivateOneHotEncoder, hash_bucket, hash_buckets,
+                                             names_levels, noise_scale, selection_threshold)
 from dperm.privacy import accountant as acc
 from dperm.privacy import events as ev
 
@@ -90,9 +90,11 @@ def test_a_level_first_seen_at_transform_time_goes_to_its_bucket():
     assert enc.event_ == ev.NoOpDpEvent() or isinstance(enc.event_, ev.NoOpDpEvent)
     out = enc.transform(pd.DataFrame({"c": ["a", "zzz", 1, 1.0, "1", None]}))
     assert out.shape == (6, 8)
-    assert np.array_equal(out.sum(axis=1), np.ones(6))  # one 1 per column: the row bound holds
+    assert HASHED_WEIGHT == 0.5  # public, and saved with a model (released_values' hash_weight)
+    # one entry per column, of the public weight: the row bound holds
+    assert np.array_equal(np.count_nonzero(out, axis=1), np.ones(6)) and (out.max(axis=1) == HASHED_WEIGHT).all()
     for i, value in enumerate(["a", "zzz", 1, 1.0, "1", "<missing>"]):
-        assert out[i, hash_bucket(value, 8)] == 1.0
+        assert out[i, hash_bucket(value, 8)] == HASHED_WEIGHT
     names = list(enc.get_feature_names_out(["c"]))
     assert names == [f"c=<hash {k} of 8>" for k in range(1, 9)]
 
@@ -104,8 +106,9 @@ def test_named_levels_take_their_own_column_and_the_rest_their_bucket():
     assert list(enc.categories_[0]) == ["a", "b"] and enc.buckets_ == [4]
     out = enc.transform(pd.DataFrame({"c": ["a", "b", "new"]}))
     assert out.shape == (3, 6)
-    assert out[0, 0] == 1 and out[1, 1] == 1 and out[2, 2 + hash_bucket("new", 4)] == 1
-    assert np.array_equal(out.sum(axis=1), np.ones(3))
+    w = HASHED_WEIGHT  # the whole block of a column with buckets, named levels too
+    assert out[0, 0] == w and out[1, 1] == w and out[2, 2 + hash_bucket("new", 4)] == w
+    assert np.array_equal(np.count_nonzero(out, axis=1), np.ones(3))
     assert list(enc.get_feature_names_out(["c"]))[:3] == ["c=a", "c=b", "c=<hash 1 of 4>"]
 
 
@@ -202,7 +205,7 @@ def test_released_values_carry_the_buckets_and_load_back():
     pre = PrivatePreprocessor(numeric=["x"], categorical=["c"], epsilon=0.4, delta=1e-6, random_state=0,
                               hash_buckets=4).fit(X)
     record = pre.released_values()
-    assert record["hash_buckets"] == {"c": 4}
+    assert record["hash_buckets"] == {"c": 4} and record["hash_weight"] == HASHED_WEIGHT
     assert record["features_out"] == list(pre.get_feature_names_out())
     back = PrivatePreprocessor.from_released(record)
     new = pd.DataFrame({"x": [0.1, 2.0], "c": ["never seen", "b"]})
@@ -213,3 +216,41 @@ def test_released_values_carry_the_buckets_and_load_back():
     assert PrivatePreprocessor.from_released(old).encoder_.buckets_ == [0]
     with pytest.raises(ValueError, match="released values"):
         PrivatePreprocessor.from_released(dict(record, hash_buckets={"x": 4}))
+    with pytest.raises(ValueError, match="released values"):
+        PrivatePreprocessor.from_released(dict(record, hash_weight=2.0))
+
+
+def test_dperm_fit_writes_the_buckets_and_dperm_predict_maps_an_unseen_level_to_its_bucket(tmp_path):
+    import json
+
+    from dperm.cli import main
+
+    rng = np.random.default_rng(7)
+    n = 1500  # epsilon 2: the preprocessing's 0.8 and n give 8 buckets
+    city = rng.choice(["paris", "lyon", "nice"], n, p=[0.5, 0.3, 0.2])
+    age = rng.normal(40, 12, n).round()
+    target = np.where((age - 40) / 12 + 1.5 * (city == "paris") - 0.7 + rng.normal(0, 0.3, n) > 0, "yes", "no")
+    pd.DataFrame({"age": age, "city": city, "target": target}).to_csv(tmp_path / "train.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["fit", str(tmp_path / "train.csv"), "--target", "target", "--classes", "no,yes", "--epsilon",
+                     "2", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+    model = json.loads((tmp_path / "m.json").read_text())
+    pre = model["preprocessing"]
+    assert pre["hash_buckets"] == {"city": 8}
+    assert [f for f in pre["features_out"] if f.startswith("city=<hash")] == [
+        f"city=<hash {k} of 8>" for k in range(1, 9)]
+    assert len(model["coef"]) == len(pre["features_out"])
+    # predict: a level never seen, and one seen, through the rebuilt preprocessing
+    new = pd.DataFrame({"age": [30.0, 50.0], "city": ["marseille", "lyon"]})
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "new.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    rows = pd.DataFrame(PrivatePreprocessor.from_released(pre).transform(new), columns=pre["features_out"])
+    named = [f"city={level}" for level in pre["categories"]["city"]]
+    bucket = f"city=<hash {hash_bucket('marseille', 8) + 1} of 8>"
+    assert rows.loc[0, bucket] > 0 and (rows.loc[0, named] == 0).all()
+    coef = np.asarray(model["coef"]).ravel()
+    score = rows.to_numpy() @ coef + np.ravel(model.get("intercept", 0.0))[0]
+    predicted = pd.read_csv(tmp_path / "p.csv")["prediction"].tolist()
+    assert predicted == ["yes" if s > 0 else "no" for s in score]

@@ -612,9 +612,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         """What this fit released, as plain JSON-able values: the column roles (public
         schema), each numeric column's centre and spread (declared or private draws),
         the columns with a missing indicator, each categorical column's categories
-        (declared or privately selected), ``hash_buckets`` (the public bucket count of each
-        column that has buckets; absent when none has), the row bound and the output's
-        feature names.
+        (declared or privately selected), ``hash_buckets`` and ``hash_weight`` (the public
+        bucket count of each column that has buckets and the value such a column writes;
+        absent when none has), the row bound and the output's feature names.
         Nothing else computed from the data (no counts, no per-column statistics beyond
         the draws). :meth:`from_released` rebuilds a transform-only preprocessor from it.
         Needs a fit on a DataFrame with string column names."""
@@ -637,6 +637,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                   "features_out": [str(c) for c in self.get_feature_names_out()]}
         if buckets:  # only when a column has buckets (a fit without them writes what it always did)
             record["hash_buckets"] = buckets
+            record["hash_weight"] = self.encoder_._bucket_weight()
         return record
 
     @classmethod
@@ -651,12 +652,13 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             missing = [str(c) for c in released["missing_indicator"]]
             row_norm = str(released["row_norm"])
             buckets = {str(c): int(b) for c, b in dict(released.get("hash_buckets") or {}).items()}
+            weight = float(released.get("hash_weight", 1.0))
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"not the released values of a PrivatePreprocessor ({error!r})") from None
         numeric = [c for c in columns if c in numeric_values]
         categorical = [c for c in columns if c in categories]
         if len(numeric) + len(categorical) != len(columns) or any(c not in numeric for c in missing) or any(
-                c not in categorical or b < 0 for c, b in buckets.items()):
+                c not in categorical or b < 0 for c, b in buckets.items()) or not 0.0 < weight <= 1.0:
             raise ValueError("the released values' columns do not match their numeric and categorical parts")
         self = cls(numeric=numeric, categorical=categorical, row_norm=row_norm,
                    missing_indicator=bool(missing))
@@ -679,6 +681,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             encoder = PrivateOneHotEncoder()
             encoder.categories_ = [np.asarray(list(categories[c]), dtype=object) for c in categorical]
             encoder.buckets_ = [buckets.get(c, 0) for c in categorical]  # a model.json before buckets: none
+            encoder.bucket_weight_ = weight
             encoder.n_features_in_ = len(categorical)
             encoder.feature_names_in_ = np.asarray(categorical, dtype=object)
             encoder.row_norm_bound_ = math.sqrt(len(categorical))
