@@ -200,14 +200,14 @@ def sklearn_score(Xtr, Xte, ytr, yte, task):
         return float(make_pipeline(prep, model).fit(Xtr, ytr).score(Xte, yte))
 
 
-def dperm_score(Xtr, Xte, ytr, yte, task, epsilon, seed, declared=None):
+def dperm_score(Xtr, Xte, ytr, yte, task, epsilon, seed, declared=None, options=None):
     import dperm
 
     declared = dict(declared or {})
     estimator = dperm.DPLinearRegression() if task == "reg" else dperm.DPLogisticRegression(classes=[0, 1])
-    kwargs = {}
+    kwargs = dict(options or {})  # --preprocessing: PrivatePreprocessor options of a study
     if declared:
-        kwargs = {"bounds": declared["bounds"], "categories": declared["categories"]}
+        kwargs.update({"bounds": declared["bounds"], "categories": declared["categories"]})
         if "y_bounds" in declared:
             kwargs["y_bounds"] = declared["y_bounds"]
         Xtr, Xte = _as_str_categories(Xtr, declared["categories"]), _as_str_categories(Xte, declared["categories"])
@@ -221,7 +221,7 @@ def dperm_score(Xtr, Xte, ytr, yte, task, epsilon, seed, declared=None):
         return float("nan"), f"{type(error).__name__}: {str(error)[:120]}"
 
 
-def run(names, epsilons, seeds, max_rows, log=print, settings=("raw", "declared")):
+def run(names, epsilons, seeds, max_rows, log=print, settings=("raw", "declared"), options=None):
     rows = []
     for name in names:
         start = time.perf_counter()
@@ -241,7 +241,7 @@ def run(names, epsilons, seeds, max_rows, log=print, settings=("raw", "declared"
                     continue
                 scores, errors = [], []
                 for seed in range(seeds):
-                    score, error = dperm_score(Xtr, Xte, ytr, yte, task, eps, seed, declared)
+                    score, error = dperm_score(Xtr, Xte, ytr, yte, task, eps, seed, declared, options)
                     scores.append(score)
                     if error:
                         errors.append(error)
@@ -350,7 +350,17 @@ def main(argv=None):
     parser.add_argument("--report", default=None, help="print the tables of a saved --json run")
     parser.add_argument("--before", default=None, help="a saved --json run of the code before")
     parser.add_argument("--plot", default=None)
+    parser.add_argument("--preprocessing", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="PrivatePreprocessor options for a study, e.g. hash_buckets=8 selection=never "
+                             "(a value is read as JSON when it parses, else as text)")
     args = parser.parse_args(argv)
+    options = {}
+    for item in args.preprocessing:
+        key, _, value = item.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
     before = json.load(open(args.before)) if args.before else None
     if args.report:
         rows = json.load(open(args.report))
@@ -359,7 +369,7 @@ def main(argv=None):
         if unknown:
             parser.error(f"unknown tables {unknown}; known: {sorted(TABLES)}")
         rows = run(args.tables or list(TABLES), args.epsilons, args.seeds, args.max_rows,
-                   log=lambda s: print(s, flush=True), settings=tuple(args.settings))
+                   log=lambda s: print(s, flush=True), settings=tuple(args.settings), options=options)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)

@@ -233,7 +233,8 @@ def test_unseeded_fits_draw_through_the_exact_samplers(monkeypatch):
 
     monkeypatch.setattr(sr, "secure_exponential_mechanism", em)
     monkeypatch.setattr(cat, "discrete_laplace", dl)
-    pre = PrivatePreprocessor(delta=1e-6, random_state=None).fit(_frame())
+    # selection="always": the category selection runs (hashing only would skip its draw)
+    pre = PrivatePreprocessor(delta=1e-6, random_state=None, selection="always").fit(_frame())
     draws = 3 if pre.scaler_.method_ == "range" else 2  # "auto": public inputs choose
     assert calls["em"] == 2 * draws  # two numeric columns
     assert calls["laplace"] == ["SecureRandom"]

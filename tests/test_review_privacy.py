@@ -178,7 +178,8 @@ def test_histogram_labels_do_not_tell_which_equal_value_came_first(first, common
     base = [common] * 300 + ["b"] * (n - 300)
     D = pd.DataFrame({"c": pd.Series([first] + base[1:], dtype=object)})
     D2 = pd.DataFrame({"c": pd.Series(["b"] + base[1:], dtype=object)})
-    fits = [PrivateOneHotEncoder(epsilon=4.0, delta=1e-6, random_state=3).fit(X) for X in (D, D2)]
+    # (no hash buckets: this checks the selection's labels and their one-hot columns)
+    fits = [PrivateOneHotEncoder(epsilon=4.0, delta=1e-6, random_state=3, hash_buckets=0).fit(X) for X in (D, D2)]
     labels = [[repr(v) for v in f.categories_[0]] for f in fits]
     names = [list(f.get_feature_names_out(["c"])) for f in fits]
     assert labels[0] == labels[1] and names[0] == names[1]
@@ -417,15 +418,15 @@ def test_stability_histogram_worst_pairs_within_its_event_from_the_code(monkeypa
             noise = [floor - counts_all[k] - (0 if kk else 1) for k, kk in zip(names, keep)]
             monkeypatch.setattr(cat, "discrete_laplace", _FixedNoise(noise))
             enc = PrivateOneHotEncoder(min_frequency=0.0, max_categories=None, epsilon=epsilon, delta=delta,
-                                       random_state=0).fit(pd.DataFrame({"c": column}))
+                                       random_state=0, hash_buckets=0).fit(pd.DataFrame({"c": column}))
             prob = math.prod(_survival(t, floor - counts_all[k]) if kk else 1 - _survival(t, floor - counts_all[k])
                              for k, kk in zip(names, keep))
             released = tuple(enc.categories_[0])
             out[released] = out.get(released, 0.0) + prob
         return out, enc
 
-    enc = PrivateOneHotEncoder(min_frequency=0.0, epsilon=epsilon, delta=delta)
-    floor = enc._plan(1)[5]  # the threshold the encoder uses (public: t and delta)
+    enc = PrivateOneHotEncoder(min_frequency=0.0, epsilon=epsilon, delta=delta, hash_buckets=0)
+    floor = enc._plan(1, 200)[5]  # the threshold the encoder uses (public: t and delta)
     for ca, cb in [(1, 0), (1, 4), (1, floor + 3), (floor, floor - 1), (floor + 6, 0), (3, floor + 8),
                    (floor + 9, floor - 9)]:
         P, enc = law({"a": ca, "b": cb})

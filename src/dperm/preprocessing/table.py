@@ -13,7 +13,7 @@ from ..privacy import events as ev
 from ..privacy.accountant import flatten
 from ._base import PrivateTransformerMixin, spent_of
 from .cast import MISSING, canonical_label, label_column, match_declared, real_column, real_value
-from .categorical import PrivateOneHotEncoder
+from .categorical import PrivateOneHotEncoder, hash_buckets as _hash_buckets, names_levels
 from .numeric import PrivateScaler
 from .schema import (ROLE_CAP, check_schema, dtype_role, release_roles, role_epsilon, role_event, role_scale,
                      statistics_of)
@@ -81,7 +81,12 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         (a choice by dtype would follow the data: ``pd.read_csv`` reads an integer column
         with one missing value as float, so one row would add a column to the model);
         none for a NumPy array (NaN maps to the centre).
-    min_frequency, max_categories : passed to :class:`PrivateOneHotEncoder`.
+    min_frequency, max_categories, hash_buckets, selection : passed to
+        :class:`PrivateOneHotEncoder`. With the defaults, a categorical column without a
+        declared list maps every level not released by name to one of B public hash
+        buckets (B from n, 4 to 32), and when the private selection of named levels would
+        keep nearly nothing (its threshold above n/2, public inputs) it is skipped: the
+        column is hashed only and its share of epsilon goes to the numeric columns.
     categorical_weight : float > 0, default=1.0
         A privately selected categorical column's share of epsilon relative to a
         privately estimated numeric column's.
@@ -106,7 +111,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
 
     def __init__(self, *, numeric=None, categorical=None, bounds=None, categories=None, candidates=None, drop=None,
                  schema="private",
-                 spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, categorical_weight=1.0,
+                 spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, hash_buckets="auto", selection="auto",
+                 categorical_weight=1.0,
                  row_norm="normalize",
                  epsilon=1.0, delta=0.0, accountant=None, random_state=None):
         self.numeric = numeric
@@ -122,6 +128,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.missing_indicator = missing_indicator
         self.min_frequency = min_frequency
         self.max_categories = max_categories
+        self.hash_buckets = hash_buckets
+        self.selection = selection
         self.categorical_weight = categorical_weight
         self.row_norm = row_norm
         self.epsilon = epsilon
@@ -423,6 +431,11 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         private_numeric = sum(c not in bounds for c in numeric)
         private_categorical = sum(c not in cats for c in categorical)
         units = private_numeric + weight * private_categorical
+        selection = self._selection(frame, categorical, cats, cands, epsilon * weight * private_categorical / units
+                                    if private_categorical else epsilon, delta_categorical)
+        if selection == "never":  # the hashed columns' share goes to the other private columns
+            private_categorical = sum(c in cands for c in categorical)
+            units = private_numeric + weight * private_categorical
         self.scaler_ = self.encoder_ = None
         indicator = False if self._numeric_array else self._indicator(frame, numeric)
         self.missing_columns_ = [c for c, flag in zip(numeric, indicator if isinstance(indicator, list)
@@ -443,6 +456,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             self.encoder_ = PrivateOneHotEncoder(
                 [cats.get(c) for c in categorical], candidates=[cands.get(c) for c in categorical],
                 min_frequency=self.min_frequency, max_categories=self.max_categories,
+                hash_buckets=self._buckets(frame), selection=selection,
                 epsilon=epsilon * weight * private_categorical / units if private_categorical else epsilon,
                 delta=delta_categorical,
                 accountant=self.accountant, random_state=seeds[1]).fit(cat_block)
@@ -474,6 +488,35 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self._set_row_bound()
         self.n_features_out_ = len(self.get_feature_names_out())
         return self
+
+    def _selection(self, frame, categorical, cats, cands, epsilon, delta) -> str:
+        """"always" or "never": whether the categorical columns without a declared list get
+        the private selection of named levels, decided once for all of them (they share
+        one noise scale) from public inputs: n, their count, the encoder's nominal
+        epsilon and delta, and the bucket rule (:func:`~dperm.preprocessing.categorical.
+        names_levels`); the roles it reads are declared or already released."""
+        from ..distributed import is_dask_collection
+
+        histograms = sum(c not in cats and c not in cands for c in categorical)
+        if not histograms:
+            return "always"
+        n = int(frame.shape[0].compute()) if is_dask_collection(frame) else int(frame.shape[0])  # public
+        buckets = self._buckets(frame)
+        if not buckets:  # hashing only would encode nothing (an invalid value: the encoder says so)
+            return "always"
+        others = sum(c in cands for c in categorical)
+        return "always" if names_levels(n, epsilon, delta, histograms, others, self.selection) else "never"
+
+    def _buckets(self, frame):
+        """``hash_buckets``, with "auto" resolved from n and this step's whole epsilon
+        (public; :func:`~dperm.preprocessing.categorical.hash_buckets`)."""
+        from ..distributed import is_dask_collection
+
+        buckets = self.hash_buckets
+        if isinstance(buckets, str) and buckets == "auto":
+            n = int(frame.shape[0].compute()) if is_dask_collection(frame) else int(frame.shape[0])  # public
+            return _hash_buckets(n, float(self.epsilon))
+        return buckets
 
     @staticmethod
     def _check_bounds_keys(bounds, numeric) -> None:
@@ -574,7 +617,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         """What this fit released, as plain JSON-able values: the column roles (public
         schema), each numeric column's centre and spread (declared or private draws),
         the columns with a missing indicator, each categorical column's categories
-        (declared or privately selected), the row bound and the output's feature names.
+        (declared or privately selected), ``hash_buckets`` and ``hash_weight`` (the public
+        bucket count of each column that has buckets and the value such a column writes;
+        absent when none has), the row bound and the output's feature names.
         Nothing else computed from the data (no counts, no per-column statistics beyond
         the draws). :meth:`from_released` rebuilds a transform-only preprocessor from it.
         Needs a fit on a DataFrame with string column names."""
@@ -585,15 +630,20 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if self.scaler_ is not None:
             numeric = {c: [float(m), float(s)] for c, m, s in zip(self.numeric_, self.scaler_.centre_,
                                                                     self.scaler_.spread_)}
-        categories = {}
+        categories, buckets = {}, {}
         if self.encoder_ is not None:
             categories = {c: [v.item() if hasattr(v, "item") else v for v in cats]
                           for c, cats in zip(self.categorical_, self.encoder_.categories_)}
+            buckets = {c: int(b) for c, b in zip(self.categorical_, self.encoder_._column_buckets()) if b}
         kept = [c for c in self.feature_names_in_ if c in self.numeric_ or c in self.categorical_]  # not drop=
-        return {"columns": [str(c) for c in kept], "numeric": numeric,
-                "missing_indicator": list(self.missing_columns_), "categories": categories,
-                "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
-                "features_out": [str(c) for c in self.get_feature_names_out()]}
+        record = {"columns": [str(c) for c in kept], "numeric": numeric,
+                  "missing_indicator": list(self.missing_columns_), "categories": categories,
+                  "row_norm": self.row_norm, "output_norm": float(self.output_norm_),
+                  "features_out": [str(c) for c in self.get_feature_names_out()]}
+        if buckets:  # only when a column has buckets (a fit without them writes what it always did)
+            record["hash_buckets"] = buckets
+            record["hash_weight"] = self.encoder_._bucket_weight()
+        return record
 
     @classmethod
     def from_released(cls, released: dict) -> "PrivatePreprocessor":
@@ -606,11 +656,14 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             categories = dict(released["categories"])
             missing = [str(c) for c in released["missing_indicator"]]
             row_norm = str(released["row_norm"])
-        except (KeyError, TypeError) as error:
+            buckets = {str(c): int(b) for c, b in dict(released.get("hash_buckets") or {}).items()}
+            weight = float(released.get("hash_weight", 1.0))
+        except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"not the released values of a PrivatePreprocessor ({error!r})") from None
         numeric = [c for c in columns if c in numeric_values]
         categorical = [c for c in columns if c in categories]
-        if len(numeric) + len(categorical) != len(columns) or any(c not in numeric for c in missing):
+        if len(numeric) + len(categorical) != len(columns) or any(c not in numeric for c in missing) or any(
+                c not in categorical or b < 0 for c, b in buckets.items()) or not 0.0 < weight <= 1.0:
             raise ValueError("the released values' columns do not match their numeric and categorical parts")
         self = cls(numeric=numeric, categorical=categorical, row_norm=row_norm,
                    missing_indicator=bool(missing))
@@ -632,6 +685,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if categorical:
             encoder = PrivateOneHotEncoder()
             encoder.categories_ = [np.asarray(list(categories[c]), dtype=object) for c in categorical]
+            encoder.buckets_ = [buckets.get(c, 0) for c in categorical]  # a model.json before buckets: none
+            encoder.bucket_weight_ = weight
             encoder.n_features_in_ = len(categorical)
             encoder.feature_names_in_ = np.asarray(categorical, dtype=object)
             encoder.row_norm_bound_ = math.sqrt(len(categorical))
