@@ -157,7 +157,7 @@ def real_frame(name: str):
     return X[list(spec["columns"])].astype(float), np.asarray(y)
 
 
-def real_data(seeds: int = 20) -> list:
+def real_data(seeds: int = 20, kinds=KINDS, method: str = "auto") -> list:
     """BIKE and ADULT: per coefficient, whether the private interval overlaps statsmodels'
     on the same (declared-scaled) rows, and the width ratio; ``seeds`` private fits per
     epsilon, the budget covering the whole pipeline (the scaler is declared: free)."""
@@ -167,6 +167,8 @@ def real_data(seeds: int = 20) -> list:
 
     out = []
     for name, spec in REAL.items():
+        if spec["kind"] not in kinds:
+            continue
         X, y = real_frame(name)
         bounds = list(spec["columns"].values())
         scaled = PrivateScaler(bounds=bounds).fit(X).transform(X)
@@ -176,7 +178,8 @@ def real_data(seeds: int = 20) -> list:
         for e in EPSILONS:
             overlaps, ratios, refused = [], [], 0
             for s in range(seeds):
-                est = (DPLinearRegression(inference=True, y_bounds=spec["y_bounds"]) if spec["kind"] == "linear"
+                est = (DPLinearRegression(inference={"method": method}, y_bounds=spec["y_bounds"])
+                       if spec["kind"] == "linear"
                        else DPLogisticRegression(classes=[0, 1], inference=True))
                 pipe = make_pipeline(PrivateScaler(bounds=bounds), est, epsilon=e, delta=DELTA, random_state=s)
                 with warnings.catch_warnings():
@@ -190,6 +193,8 @@ def real_data(seeds: int = 20) -> list:
                 ratios.append((ci[:, 1] - ci[:, 0]) / (sm_ci[:, 1] - sm_ci[:, 0]))
             row = {"data": name, "n": int(X.shape[0]), "p": int(design.shape[1]), "epsilon": e, "seeds": seeds,
                    "refused": refused / seeds}
+            if spec["kind"] == "linear":
+                row["method"] = method
             if ratios:
                 row.update({"overlap": float(np.mean(overlaps)),
                             "median_width_ratio": float(np.median(ratios)),
@@ -576,6 +581,7 @@ def main(argv=None) -> int:
     parser.add_argument("--least-squares", action="store_true",
                         help="least squares: the sufficient-statistics and the scaled Huber fits on the grid "
                              "(--sizes, --dims; B / sigma in 4, 8, 16; docs/inference.md)")
+    parser.add_argument("--method", default="auto", help="least squares' inference method for --real")
     parser.add_argument("--seed0", type=int, default=0, help="the datasets' seed offset (parts of a cell add up)")
     parser.add_argument("--ls-table", action="store_true", help="print the least-squares table from --out")
     args = parser.parse_args(argv)
@@ -612,7 +618,7 @@ def main(argv=None) -> int:
             print(table(rows))
         return 0
     if args.real:
-        rows = real_data()
+        rows = real_data(kinds=args.kinds.split(","), method=args.method)
         if args.out:
             with open(args.out, "a") as fh:
                 for row in rows:
