@@ -28,7 +28,8 @@ c); all releases are Gaussian and composed in one event that the accountant cali
 the budget and charges before the data is read (adaptive Gaussian-DP composition: each
 release is ``mu_j``-GDP given the earlier outputs).
 
-The estimand: the Huber M-estimate at threshold ``c``. For a linear model with errors
+The estimand: the Huber M-estimate at threshold ``c`` (``3 sqrt(pi / 2) E|e|``: 3 standard
+deviations for normal errors, 2.77 for exponential ones). For a linear model with errors
 independent of x and symmetric about 0, it estimates the same coefficients as least
 squares (intercept and slopes); with skewed errors the slopes still agree (errors
 independent of x) and the intercept is the errors' Huber location, not their mean; with
