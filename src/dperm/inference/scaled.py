@@ -66,7 +66,7 @@ __all__ = ["scaled_huber_inference", "scaled_outlook", "DEFAULT_TUNING", "DEFAUL
 # (n 2000 to 1e5, d 2 to 10, epsilon 0.5 to 4, B / sigma 4 to 16) this fit's intervals were
 # the narrower in 70 of the 72 cells where either fit gave some (the 2 others at B / sigma 4,
 # by 3% and 13%, the second where the sufficient statistics refused 46% of the fits), and it
-# refused less; what favours the sufficient statistics is a declared bound B below about
+# refused less (docs/inference.md); what favours the sufficient statistics is a declared bound B below about
 # 3 sigma, and sigma is not a public input, so no public rule picks them: an option.
 DEFAULT_LEAST_SQUARES_METHOD = "scaled_huber"
 
