@@ -6,7 +6,9 @@ Simulation (the grid is fixed here; ``--grid`` runs a part of it):
   the intercept a constant column 1, so the learner's row bound is sqrt 2);
 - truth: slopes ``3 * linspace(1, -1, d) / ||linspace(1, -1, d)||`` (norm 3), intercept 0.5;
 - linear: ``y = <w, x> + b + N(0, 1)``, declared ``y_bounds = (-8, 8)`` (|<w, x> + b| <=
-  3.5, so targets are clipped with probability below 1e-6), ``DPLinearRegression``;
+  3.5, so targets are clipped with probability below 1e-6), ``DPLinearRegression`` (its
+  default inference fit; the main grid of docs/results.md ran before the default became the
+  scaled Huber fit, and ``--least-squares`` compares the two);
 - logistic: ``P(y = 1) = 1 / (1 + exp(-<w, x> - b))``, ``DPLogisticRegression``;
 - d in {2, 5, 10}, n in {500, 2000, 10000, 100000}, epsilon in {0.5, 1, 4}, delta 1e-5,
   ``REPS`` = 500 repetitions per cell (each repetition one dataset, fitted at every
@@ -29,6 +31,9 @@ Studies (docs/inference.md): ``--example`` (the issue's logistic example, per ep
 ``--huber`` (``DPHuberRegressor`` against RLM),
 ``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
+``--least-squares --sizes 2000,10000 --dims 2,5 --reps R --seed0 S --out F``: least squares'
+two fits (sufficient statistics, scaled Huber) at every epsilon and B / sigma in {4, 8, 16}
+(parts with other ``--seed0`` add up); ``--ls-table --out F`` prints the table.
 """
 
 from __future__ import annotations
@@ -154,7 +159,7 @@ def real_frame(name: str):
     return X[list(spec["columns"])].astype(float), np.asarray(y)
 
 
-def real_data(seeds: int = 20) -> list:
+def real_data(seeds: int = 20, kinds=KINDS, method: str = "auto") -> list:
     """BIKE and ADULT: per coefficient, whether the private interval overlaps statsmodels'
     on the same (declared-scaled) rows, and the width ratio; ``seeds`` private fits per
     epsilon, the budget covering the whole pipeline (the scaler is declared: free)."""
@@ -164,6 +169,8 @@ def real_data(seeds: int = 20) -> list:
 
     out = []
     for name, spec in REAL.items():
+        if spec["kind"] not in kinds:
+            continue
         X, y = real_frame(name)
         bounds = list(spec["columns"].values())
         scaled = PrivateScaler(bounds=bounds).fit(X).transform(X)
@@ -173,7 +180,8 @@ def real_data(seeds: int = 20) -> list:
         for e in EPSILONS:
             overlaps, ratios, refused = [], [], 0
             for s in range(seeds):
-                est = (DPLinearRegression(inference=True, y_bounds=spec["y_bounds"]) if spec["kind"] == "linear"
+                est = (DPLinearRegression(inference={"method": method}, y_bounds=spec["y_bounds"])
+                       if spec["kind"] == "linear"
                        else DPLogisticRegression(classes=[0, 1], inference=True))
                 pipe = make_pipeline(PrivateScaler(bounds=bounds), est, epsilon=e, delta=DELTA, random_state=s)
                 with warnings.catch_warnings():
@@ -187,6 +195,8 @@ def real_data(seeds: int = 20) -> list:
                 ratios.append((ci[:, 1] - ci[:, 0]) / (sm_ci[:, 1] - sm_ci[:, 0]))
             row = {"data": name, "n": int(X.shape[0]), "p": int(design.shape[1]), "epsilon": e, "seeds": seeds,
                    "refused": refused / seeds}
+            if spec["kind"] == "linear":
+                row["method"] = method
             if ratios:
                 row.update({"overlap": float(np.mean(overlaps)),
                             "median_width_ratio": float(np.median(ratios)),
@@ -306,7 +316,8 @@ def bootstrap_study(n: int, d: int, epsilon: float, reps: int, y_bound: float, d
             rng = np.random.default_rng([11, n, d, r])
             X = ball(rng, n, d)
             y = X @ w_true + INTERCEPT + NOISE * rng.standard_normal(n)
-            est = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-y_bound, y_bound), inference=True,
+            est = DPLinearRegression(epsilon=epsilon, delta=DELTA, y_bounds=(-y_bound, y_bound),
+                                     inference={"method": "sufficient_statistics"},
                                      random_state=r)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -419,6 +430,97 @@ def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)
     return out
 
 
+# ------------------------------------------------------------------ least squares: the two fits (issue 31)
+LS_SIZES = (2000, 10000, 100000)
+LS_BOUNDS = (4.0, 8.0, 16.0)  # B / sigma: the declared |y| bound over the errors' std (NOISE = 1)
+LS_METHODS = ("sufficient_statistics", "scaled_huber")
+
+
+def least_squares_block(n: int, d: int, reps: int, seed0: int = 0) -> list:
+    """The grid's linear model at (n, d): ``reps`` datasets, each fitted by both least-squares
+    inference fits at every epsilon and every declared ``y_bounds = (-B, B)``, B in
+    ``LS_BOUNDS``; statsmodels' OLS on the same data is the anchor. Rows hold sums (covering
+    counts per coefficient, width sums over the non-refused fits), so that blocks run in
+    parts (``seed0``) add up: :func:`least_squares_table`."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+
+    target = np.concatenate(([INTERCEPT], truth(d)))
+    keys = [(e, b, m) for e in EPSILONS for b in LS_BOUNDS for m in LS_METHODS]
+    hits = {k: np.zeros(d + 1) for k in keys}
+    wsum = {k: np.zeros(d + 1) for k in keys}
+    fitted = {k: 0 for k in keys}
+    refused = {k: 0 for k in keys}
+    sm_hits, sm_wsum = np.zeros(d + 1), np.zeros(d + 1)
+    start = time.time()
+    for r in range(reps):
+        rng = np.random.default_rng([seed0, 17, n, d, r])
+        X, y = dataset("linear", rng, n, d)
+        ci = np.asarray(sm.OLS(y, sm.add_constant(X, has_constant="add")).fit().conf_int(0.05))
+        sm_hits += (ci[:, 0] <= target) & (target <= ci[:, 1])
+        sm_wsum += ci[:, 1] - ci[:, 0]
+        for key in keys:
+            e, b, m = key
+            est = DPLinearRegression(epsilon=e, delta=DELTA, y_bounds=(-b, b), inference={"method": m},
+                                     random_state=int(rng.integers(2**31)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X, y)
+            pci = est.conf_int(0.05)
+            hits[key] += (pci[:, 0] <= target) & (target <= pci[:, 1])
+            if est.inference_.refused:
+                refused[key] += 1
+            else:
+                fitted[key] += 1
+                wsum[key] += pci[:, 1] - pci[:, 0]
+    seconds = round(time.time() - start, 1)
+    return [{"study": "least_squares", "n": n, "d": d, "epsilon": e, "B_over_sigma": b, "method": m,
+             "seed0": seed0, "reps": reps, "hits": hits[(e, b, m)].tolist(), "width_sum": wsum[(e, b, m)].tolist(),
+             "fitted": fitted[(e, b, m)], "refused": refused[(e, b, m)], "sm_hits": sm_hits.tolist(),
+             "sm_width_sum": sm_wsum.tolist(), "seconds": seconds} for e, b, m in keys]
+
+
+def least_squares_cells(rows: list) -> dict:
+    """Parts of the same cell added up: {(n, d, epsilon, B, method): totals}."""
+    cells = {}
+    for r in rows:
+        if r.get("study") != "least_squares":
+            continue
+        key = (r["n"], r["d"], r["epsilon"], r["B_over_sigma"], r["method"])
+        c = cells.setdefault(key, {"reps": 0, "hits": 0.0, "width_sum": 0.0, "fitted": 0, "refused": 0,
+                                   "sm_hits": 0.0, "sm_width_sum": 0.0})
+        c["reps"] += r["reps"]
+        c["fitted"] += r["fitted"]
+        c["refused"] += r["refused"]
+        for name in ("hits", "width_sum", "sm_hits", "sm_width_sum"):
+            c[name] = c[name] + np.asarray(r[name])
+    return cells
+
+
+def least_squares_table(rows: list) -> str:
+    """Per cell: coverage min / mean over the coefficients and width (max over coefficients,
+    against OLS's mean width on the same data) of each fit, side by side."""
+    cells = least_squares_cells(rows)
+    lines = ["| n | d | epsilon | B / sigma | reps | sufficient statistics: coverage min / mean, refused, width | "
+             "scaled Huber: coverage min / mean, refused, width | OLS coverage min |",
+             "|---|---|---|---|---|---|---|---|"]
+    for n, d, e, b in sorted({k[:4] for k in cells}):
+        parts = []
+        for m in LS_METHODS:
+            c = cells.get((n, d, e, b, m))
+            if c is None:
+                parts.append("-")
+                continue
+            cov = c["hits"] / c["reps"]
+            width = "-" if not c["fitted"] else \
+                f"{float(np.max((c['width_sum'] / c['fitted']) / (c['sm_width_sum'] / c['reps']))):.2f}x"
+            parts.append(f"{cov.min():.3f} / {cov.mean():.3f}, {c['refused'] / c['reps']:.2f}, {width}")
+        c = cells[(n, d, e, b, LS_METHODS[0])]
+        lines.append(f"| {n} | {d} | {e:g} | {b:g} | {c['reps']} | {parts[0]} | {parts[1]} | "
+                     f"{float(np.min(c['sm_hits'] / c['reps'])):.3f} |")
+    return "\n".join(lines)
+
+
 def plot(rows: list, path: str) -> None:
     import matplotlib
 
@@ -479,7 +581,25 @@ def main(argv=None) -> int:
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
                              "B the declared |y| bound (docs/inference.md)")
+    parser.add_argument("--least-squares", action="store_true",
+                        help="least squares: the sufficient-statistics and the scaled Huber fits on the grid "
+                             "(--sizes, --dims; B / sigma in 4, 8, 16; docs/inference.md)")
+    parser.add_argument("--method", default="auto", help="least squares' inference method for --real")
+    parser.add_argument("--seed0", type=int, default=0, help="the datasets' seed offset (parts of a cell add up)")
+    parser.add_argument("--ls-table", action="store_true", help="print the least-squares table from --out")
     args = parser.parse_args(argv)
+    if args.ls_table:
+        print(least_squares_table([json.loads(line) for line in open(args.out)]))
+        return 0
+    if args.least_squares:
+        for n in map(int, args.sizes.split(",")):
+            for d in map(int, args.dims.split(",")):
+                for row in least_squares_block(n, d, args.reps, args.seed0):
+                    if args.out:
+                        with open(args.out, "a") as fh:
+                            fh.write(json.dumps(row) + "\n")
+                print(f"least squares n={n} d={d} reps={args.reps} seed0={args.seed0} done", flush=True)
+        return 0
     if args.example or args.multinomial or args.bootstrap or args.ftest or args.huber:
         rows = ([*example_study(args.reps)] if args.example else []) + \
                ([multinomial_study(args.reps)] if args.multinomial else []) + \
@@ -501,7 +621,7 @@ def main(argv=None) -> int:
             print(table(rows))
         return 0
     if args.real:
-        rows = real_data()
+        rows = real_data(kinds=args.kinds.split(","), method=args.method)
         if args.out:
             with open(args.out, "a") as fh:
                 for row in rows:

@@ -34,6 +34,10 @@ POST_PROCESSING_INFO = {
     # square) and the known noise; refused: the released Hessian's smallest eigenvalue
     # against its public noise bound (dperm.inference.mechanism)
     "newton_inference": {"covariance", "sampling_covariance", "noise_covariance", "refused", "residual_variance"},
+    # the same, and the Huber threshold: a multiple of the released residual scale
+    # (dperm.inference.scaled)
+    "scaled_huber_inference": {"covariance", "sampling_covariance", "noise_covariance", "refused",
+                               "residual_variance", "threshold"},
 }
 RELEASED = [f for f in PrivateFit.__dataclass_fields__ if f not in ("coef", "diagnostics")]
 
@@ -253,6 +257,39 @@ def test_inference_fit_on_neighbours_releases_the_same_fields(loss):
     first, second = (released(f) for f in fits)
     assert repr(first) == repr(second)
     assert set(fits[0].info) <= POST_PROCESSING_INFO["newton_inference"] | {"hessian_noise_bound"}
+
+
+def test_scaled_inference_fit_on_neighbours_releases_the_same_fields():
+    from dperm.inference.scaled import scaled_huber_inference
+
+    (X, y), (X2, y2) = neighbours("huber")
+    fits = [scaled_huber_inference(ERMProblem(A, b, "squared"), PrivacyBudget(1.0, 1e-5), rng=11)
+            for A, b in ((X, y), (X2, y2))]
+    first, second = (released(f) for f in fits)
+    assert repr(first) == repr(second)
+    assert set(fits[0].info) <= POST_PROCESSING_INFO["scaled_huber_inference"] | {"hessian_noise_bound"}
+    assert "threshold" in fits[0].info
+
+
+@pytest.mark.parametrize("method", ["scaled_huber", "sufficient_statistics"])
+@pytest.mark.parametrize("weights", [False, True])
+def test_least_squares_inference_methods_on_neighbours_release_the_same_attributes(method, weights):
+    """DPLinearRegression's two inference fits (the ``method`` option): every field but the
+    noisy model equal on replace-one neighbours and on neighbours differing in one weight."""
+    import dperm
+
+    (X, y), (X2, y2) = neighbours("huber")
+    pairs = ([(X, y, s) for s in _weight_neighbours(len(y))] if weights else [(X, y, None), (X2, y2, None)])
+    fitted = []
+    for A, b, s in pairs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = dperm.DPLinearRegression(epsilon=1.0, random_state=5, y_bounds=(-1.0, 1.0),
+                                           inference={"method": method}).fit(A, b, sample_weight=s)
+        fitted.append(_inference_release(est))
+    assert repr(fitted[0]) == repr(fitted[1])
+    assert fitted[0]["fits_"][0]["algorithm"] == {"scaled_huber": "scaled_huber_inference",
+                                                  "sufficient_statistics": "newton_inference"}[method]
 
 
 @pytest.mark.parametrize("name", sorted(INFERENCE_ESTIMATORS))

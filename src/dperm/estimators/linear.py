@@ -111,7 +111,11 @@ _INFERENCE_DOC = """
         model, class 0 the reference, rows per other class), ``inference_spent_`` (the
         release used for the intervals only); ``alpha_`` is then 0. The intervals cover the sampling error
         and the privacy noise; where the released Hessian does not clear its noise they
-        are refused (infinite) with an ``InferenceWarning`` (docs/inference.md).
+        are refused (infinite) with an ``InferenceWarning`` (docs/inference.md). Least
+        squares takes ``{"method": ...}``: ``"auto"`` (the default) or ``"scaled_huber"``, a
+        Huber fit at ``tuning`` (default 3) private residual scales whose noise follows the
+        errors' scale, not ``label_bound`` (:func:`dperm.inference.scaled_huber_inference`;
+        the same coefficients for errors symmetric about 0), or ``"sufficient_statistics"``.
 """
 
 _CLASSIFIER_ATTRIBUTES_DOC = """

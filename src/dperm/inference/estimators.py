@@ -19,13 +19,18 @@ from ..privacy.mechanisms import charging, single_release
 from ..problem.erm import ERMProblem
 from ..problem.multinomial import MultinomialProblem
 from .mechanism import newton_inference, public_outlook
+from .scaled import DEFAULT_LEAST_SQUARES_METHOD, scaled_huber_inference, scaled_outlook
 from .softmax import ReferenceSoftmax
 from .table import CoefficientTable, InferenceWarning
 from .._warnings import user_stacklevel
 
 __all__ = ["InferenceMixin", "INFERENCE_OPTIONS"]
 
-INFERENCE_OPTIONS = ("steps", "covariance", "gradient_share", "meat_share", "failure_probability", "separation")
+INFERENCE_OPTIONS = ("steps", "covariance", "gradient_share", "meat_share", "failure_probability", "separation",
+                     "method", "tuning")
+# least squares' two fits (docs/inference.md): the delta method on the noisy sufficient
+# statistics, or the Huber fit at a multiple of a private residual scale
+LEAST_SQUARES_METHODS = ("auto", "sufficient_statistics", "scaled_huber")
 
 
 def _options(value) -> dict | None:
@@ -93,12 +98,13 @@ class InferenceMixin:
 
     def _run_inference(self, problem, budget, rng, options):
         """The public warning, the charged fit, the refusal's warning."""
-        message = public_outlook(problem, budget, **options)
+        fit_inference, outlook, options = _least_squares_method(problem, budget, options)
+        message = outlook(problem, budget, **options)
         if message is not None:
             warnings.warn(f"{type(self).__name__}: {message}", InferenceWarning, stacklevel=user_stacklevel())
         self.solver_ = "newton_inference"
         with charging(getattr(self, "accountant", None)):  # charged before the data is read
-            fit = newton_inference(problem, budget, rng=rng, **options)
+            fit = fit_inference(problem, budget, rng=rng, **options)
         if fit.info["refused"]:
             warnings.warn(f"{type(self).__name__}: the released Hessian did not clear its noise; the intervals are "
                           "refused (infinite). Use a larger epsilon, more rows or fewer features.",
@@ -141,8 +147,13 @@ class InferenceMixin:
                    "inference_share": float(fit.hyperparameters["meat_share"]),
                    "inference_epsilon": float(inference_eps)}
         covariance = fit.hyperparameters["covariance"]
-        method = (f"noisy Newton ({fit.hyperparameters['steps']} steps), {covariance} covariance "
-                  "(Avella-Medina, Bradshaw, Loh 2023)")
+        if fit.hyperparameters.get("method") == "scaled_huber":
+            method = (f"least squares by a Huber fit at {fit.hyperparameters['tuning']:g} private residual scales "
+                      f"(a sufficient-statistics pilot, then {fit.hyperparameters['steps']} noisy Newton steps), "
+                      f"{covariance} covariance (Avella-Medina, Bradshaw, Loh 2023)")
+        else:
+            method = (f"noisy Newton ({fit.hyperparameters['steps']} steps), {covariance} covariance "
+                      "(Avella-Medina, Bradshaw, Loh 2023)")
         self.inference_ = CoefficientTable(names, params, cov, bool(info["refused"]), method, privacy, share)
         self.bse_ = self.inference_.bse
         self.pvalues_ = self.inference_.pvalues
@@ -252,6 +263,32 @@ class InferenceMixin:
         units = table.rescaled(per_unit) if per_unit else None
         return table.text(alpha, title=f"{type(self).__name__}: private coefficients with error bars",
                           per_unit=units)
+
+
+def _least_squares_method(problem, budget, options: dict):
+    """``(fit, outlook, options)``: least squares' fit by its ``method`` option ("auto": the
+    scaled Huber fit, :data:`~dperm.inference.scaled.DEFAULT_LEAST_SQUARES_METHOD`), the
+    other losses' Newton fit; a clear error, before any charge, for an option the fit does
+    not take."""
+    options = dict(options)
+    method = options.pop("method", "auto")
+    if method not in LEAST_SQUARES_METHODS:
+        raise ValueError(f"inference method must be one of {LEAST_SQUARES_METHODS}, got {method!r}")
+    squared = getattr(problem, "loss", None) is not None and problem.loss.name == "squared"
+    if not squared:
+        if method != "auto" or "tuning" in options:
+            raise ValueError("the inference options 'method' and 'tuning' are least squares' (DPLinearRegression)")
+        return newton_inference, public_outlook, options
+    if method == "auto":
+        method = DEFAULT_LEAST_SQUARES_METHOD
+    if method == "scaled_huber":
+        if options.get("covariance") not in (None, "sandwich"):
+            raise ValueError("method='scaled_huber' uses the sandwich covariance; for covariance='model' use "
+                             "method='sufficient_statistics'")
+        return scaled_huber_inference, scaled_outlook, options
+    if "tuning" in options:
+        raise ValueError("'tuning' is an option of method='scaled_huber'")
+    return newton_inference, public_outlook, options
 
 
 def _variance_event(fit):

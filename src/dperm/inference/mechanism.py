@@ -147,18 +147,29 @@ def schedule(loss_name: str, steps: int | None = None, gradient_share: float | N
     return InferenceSchedule(int(T), gradients, hessians, float(meat_share))
 
 
-def _event(plan: InferenceSchedule, dh: float, secure: bool):
-    """x -> the composition of every release at noise level x (``mu^2 = 1 / x^2``):
-    gradients and the outer product in units of their sensitivity (1), Hessians at dh."""
+def _leaves(plan: InferenceSchedule, dh: float) -> list:
+    """``[(weight, sensitivity)]`` per release of ``plan``, in release-event order: the
+    gradients and the outer product in units of their sensitivity (1), the Hessians at dh."""
+    leaves = [(s, 1.0) for s in plan.gradient_weights] + [(s, dh) for s in plan.hessian_weights]
+    if plan.meat_weight > 0:
+        leaves.append((plan.meat_weight, 1.0))
+    return leaves
+
+
+def gaussian_composition(leaves: list, secure: bool):
+    """x -> the composition of a Gaussian release per ``(weight, sensitivity)`` leaf at noise
+    level x (``mu^2 = 1 / x^2`` in all, leaf j taking ``weight_j`` of it)."""
 
     def make(x):
-        parts = [ev.gaussian_release(x / math.sqrt(s), 1.0, secure=secure) for s in plan.gradient_weights]
-        parts += [ev.gaussian_release(x * dh / math.sqrt(s), dh, secure=secure) for s in plan.hessian_weights]
-        if plan.meat_weight > 0:
-            parts.append(ev.gaussian_release(x / math.sqrt(plan.meat_weight), 1.0, secure=secure))
-        return ev.composed(parts)
+        return ev.composed([ev.gaussian_release(x * unit / math.sqrt(weight), unit, secure=secure)
+                            for weight, unit in leaves])
 
     return make
+
+
+def _event(plan: InferenceSchedule, dh: float, secure: bool):
+    """x -> the composition of every release of ``plan`` at noise level x."""
+    return gaussian_composition(_leaves(plan, dh), secure)
 
 
 def _gradient_scale(problem, w: np.ndarray) -> float:
@@ -275,35 +286,14 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
     hess_events = leaves[T:T + len(plan.hessian_weights)]
     variance_event = leaves[-1] if plan.meat_weight > 0 else None
 
-    w = np.zeros(d)
-    H = A = spread = None
-    t = 0.0
-    sigmas = []
-    steps_taken = []  # (A, ridge, gradient and Hessian noise std, t) per step, for the noise covariance
-    for k in range(T):
-        scale = _gradient_scale(problem, w)  # 2 L_k / n, public at the public w_k
-        if H is None or not plan.hessian_once:
-            hess = hess_events[0 if plan.hessian_once else k]
-            H = _psd(_symmetric(release(rng, _upper(_loss_hessian(problem, w)), hess), d))
-            t = noise_operator_bound(hess.sigma, d, rho)
-        last = k == T - 1
-        if last and variance_event is not None:
-            spread = _variance_release(problem, w, scale, covariance, variance_event, rng)
-        g = scale * release(rng, problem.loss_gradient(w) / scale, grad_events[k])
-        sigmas.append(scale * grad_events[k].sigma)
-        clears = float(np.linalg.eigvalsh(H)[0]) >= separation * t
-        # damped steps: the ridge is the noise's typical operator norm (sqrt(2 d) sigma_H, the
-        # mean bound of noise_operator_bound), not its high-probability bound t, which
-        # stalled the first steps far from the optimum (docs/inference.md, the study)
-        # (the squared loss's one step keeps t: its ridge only serves a refused fit)
-        ridge = 0.0 if (last and clears) else (t if plan.hessian_once else math.sqrt(2.0 * d) * hess.sigma)
-        A = H + ridge * np.eye(d) if ridge else H
-        steps_taken.append((A, ridge, sigmas[-1], hess.sigma, t))
-        step = _solve(A, g)
-        if not np.all(np.isfinite(w - step)):
-            break  # diverged past float64: keep the last finite iterate (post-processing)
-        w = w - step
-
+    variance = None
+    if variance_event is not None:
+        def variance(point, scale):
+            return _variance_release(problem, point, scale, covariance, variance_event, rng)
+    w, H, A, g, t, steps_taken = _newton_steps(problem, np.zeros(d), plan, grad_events, hess_events, rng,
+                                               separation, rho, variance)
+    spread = steps_taken[-1][-1] if variance is not None else None
+    sigmas = [step[2] for step in steps_taken]
     hessian_sigma = hess_events[-1].sigma
     if isinstance(spread, tuple):  # the squared loss's released mean square and its noise std
         mean_square, sd = spread
@@ -331,6 +321,43 @@ def newton_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=None, st
     )
 
 
+def _newton_steps(problem, w, plan: InferenceSchedule, grad_events, hess_events, rng, separation: float,
+                  rho: float, variance=None, H=None, t: float = 0.0):
+    """Noisy Newton steps from the public w (module notes): per step the Hessian (unless
+    the plan releases it once and ``H`` is given), at the last step ``variance(w, scale)``
+    (the release for the intervals, if any), then the gradient. Returns ``(w, H, A, g,
+    t, steps_taken)``: the last iterate, released Hessian, step matrix, released
+    gradient, the Hessian's noise bound, and per step ``(A, ridge, gradient noise std,
+    Hessian noise std, t, variance release or None)`` for :func:`_noise_covariance`."""
+    d = problem.n_features
+    A = g = None
+    steps_taken = []
+    T = plan.steps
+    for k in range(T):
+        scale = _gradient_scale(problem, w)  # 2 L_k / n, public at the public w_k
+        if H is None or not plan.hessian_once:
+            hess = hess_events[0 if plan.hessian_once else k]
+            H = _psd(_symmetric(release(rng, _upper(_loss_hessian(problem, w)), hess), d))
+            t = noise_operator_bound(hess.sigma, d, rho)
+        last = k == T - 1
+        spread = variance(w, scale) if (last and variance is not None) else None
+        g = scale * release(rng, problem.loss_gradient(w) / scale, grad_events[k])
+        sigma = scale * grad_events[k].sigma
+        clears = float(np.linalg.eigvalsh(H)[0]) >= separation * t
+        # damped steps: the ridge is the noise's typical operator norm (sqrt(2 d) sigma_H, the
+        # mean bound of noise_operator_bound), not its high-probability bound t, which
+        # stalled the first steps far from the optimum (docs/inference.md, the study)
+        # (the squared loss's one step keeps t: its ridge only serves a refused fit)
+        ridge = 0.0 if (last and clears) else (t if plan.hessian_once else math.sqrt(2.0 * d) * hess.sigma)
+        A = H + ridge * np.eye(d) if ridge else H
+        steps_taken.append((A, ridge, sigma, hess.sigma, t, spread))
+        step = _solve(A, g)
+        if not np.all(np.isfinite(w - step)):
+            break  # diverged past float64: keep the last finite iterate (post-processing)
+        w = w - step
+    return w, H, A, g, t, steps_taken
+
+
 def _variance_release(problem: ERMProblem, w: np.ndarray, scale: float, covariance: str, event, rng):
     """The released spread of the per-example gradients at the public w, as a d x d
     matrix S with sampling covariance ``H^-1 S H^-1 / n``: the sandwich's ``M~`` (PSD
@@ -352,7 +379,7 @@ def _variance_release(problem: ERMProblem, w: np.ndarray, scale: float, covarian
     return noisy, unit * event.sigma
 
 
-def _noise_covariance(steps_taken: list, w: np.ndarray) -> np.ndarray | None:
+def _noise_covariance(steps_taken: list, w: np.ndarray, start: np.ndarray | None = None) -> np.ndarray | None:
     """The second moment of ``w_T - w_hat`` that the releases leave, propagated through the
     steps (module notes): ``delta_{k+1} = A_k^-1 (E_k + r_k I) delta_k - A_k^-1 e_k`` with
     ``e_k`` the gradient noise (std sigma_k per coordinate), ``E_k`` the symmetric Hessian
@@ -361,13 +388,14 @@ def _noise_covariance(steps_taken: list, w: np.ndarray) -> np.ndarray | None:
 
         S_{k+1} = A_k^-1 [sigma_k^2 I + (s_k^2 / 2)(tr(S_k) I + S_k) + r_k^2 S_k] A_k^-1,
 
-    from ``S_0 = w w^T`` (``delta_0 = -w_hat``, taken as the released w). Exact for the
+    from ``S_0 = w w^T`` (``delta_0 = -w_hat``, taken as the released w) or ``start`` (steps
+    from a released pilot: its noise's second moment). Exact for the
     squared loss's one step; for a GLM the linearization at the optimum. None when a step
     matrix is singular."""
     d = w.shape[0]
-    S = np.outer(w, w)
+    S = np.outer(w, w) if start is None else np.array(start, dtype=np.float64)
     eye = np.eye(d)
-    for k, (A, ridge, sigma, hess_sigma, t) in enumerate(steps_taken):
+    for k, (A, ridge, sigma, hess_sigma, t, *_) in enumerate(steps_taken):
         try:
             A_inv = np.linalg.inv(A)
         except np.linalg.LinAlgError:
@@ -424,13 +452,19 @@ def public_outlook(problem: ERMProblem, budget: PrivacyBudget, *, steps: int | N
     _check(problem, budget)
     covariance = DEFAULT_COVARIANCE.get(problem.loss.name, "sandwich") if covariance is None else covariance
     plan = schedule(problem.loss.name, steps, gradient_share, meat_share, covariance)
-    d = problem.n_features
     dh = hessian_frobenius_sensitivity(problem)
     calibration = calibrate(_event(plan, dh, False), budget)
     hess = single_release(calibration.event.events[plan.steps + len(plan.hessian_weights) - 1])
-    t = noise_operator_bound(hess.sigma, d, float(failure_probability))
+    return outlook_message(problem, budget, hess.sigma, _separation(problem, separation), float(failure_probability))
+
+
+def outlook_message(problem: ERMProblem, budget: PrivacyBudget, hessian_sigma: float, separation: float,
+                    failure_probability: float) -> str | None:
+    """The public warning of :func:`public_outlook` for a last Hessian released with noise
+    std ``hessian_sigma`` (public), or None."""
+    d = problem.n_features
+    t = noise_operator_bound(hessian_sigma, d, failure_probability)
     curvature = OUTLOOK_CURVATURE * float(problem.constants.loss_smoothness) / d
-    separation = _separation(problem, separation)
     if separation * t <= curvature:
         return None
     return (f"at n={problem.n_samples}, {d} coefficients and epsilon={budget.epsilon:g}, the privacy noise of the "
