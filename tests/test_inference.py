@@ -20,6 +20,7 @@ from dperm.problem import ERMProblem
 
 from _event_checks import check_event_accounting, gdp_mu, phases
 from _first_principles import integration_grid, symmetric_hockey_stick
+from _replay import check_trajectory, record_events, replay_on_neighbour
 
 
 def _ball(rng, n, d):
@@ -181,38 +182,10 @@ def test_newton_output_law_on_a_worst_pair_along_its_trajectory_is_within_the_ce
         P, Q = (ERMProblem(A, t, "logistic") for A, t in ((X, y), (X2, y2)))
     else:
         P, Q = _softmax_pair(X, X2, n)
-    real = mech.release
-    runs = {"P": [], "Q": []}
-
-    def recording(rng, value, event):
-        out = real(rng, value, event)
-        runs["P"].append((np.array(value), event, out))
-        return out
-
-    monkeypatch.setattr(mech, "release", recording)
-    fit = mech.newton_inference(P, budget, rng=0)
-    outputs = iter([o for _, _, o in runs["P"]])
-
-    def replaying(rng, value, event):
-        runs["Q"].append(np.array(value))
-        return next(outputs)
-
-    monkeypatch.setattr(mech, "release", replaying)
-    mech.newton_inference(Q, budget, rng=0)
-    assert len(runs["Q"]) == len(runs["P"]) == len(phases(fit.event))
-    shifts = []
-    for (vp, event, _), vq in zip(runs["P"], runs["Q"]):
-        shift = np.linalg.norm(vp - vq)
-        assert shift <= event.sensitivity * (1 + 1e-9)  # the release's declared sensitivity holds
-        shifts.append(shift / event.sigma)
-    m = math.sqrt(sum(s * s for s in shifts))
-    mu = math.sqrt(sum((r.sensitivity / r.sigma) ** 2 for r, _ in phases(fit.event)))
-    assert floor * mu < m <= mu * (1 + 1e-9)
-    for shift in (m, mu):
-        grid = integration_grid([0.0, shift], 1.0)
-        cell = grid[1] - grid[0]
-        p, q = norm.pdf(grid), norm.pdf(grid, loc=shift)
-        assert symmetric_hockey_stick(p, q, fit.privacy_spent.epsilon, cell) <= budget.delta * (1 + 1e-3)
+    fit, _, runs = replay_on_neighbour(monkeypatch, (mech,), lambda: mech.newton_inference(P, budget, rng=0),
+                                       lambda: mech.newton_inference(Q, budget, rng=0))
+    _, m, mu = check_trajectory(runs, [r for r, _ in phases(fit.event)], fit, budget)
+    assert floor * mu < m
 
 
 @pytest.mark.parametrize("loss,covariance,count,pld", [("logistic", "sandwich", 10 + 10 + 1, True),
@@ -238,14 +211,7 @@ def test_event_is_calibrated_and_releases_follow_the_plan(loss, covariance, coun
 
 
 def test_every_release_goes_through_its_event(monkeypatch):
-    calls = []
-    real = mech.release
-
-    def recording(rng, value, event):
-        calls.append(event)
-        return real(rng, value, event)
-
-    monkeypatch.setattr(mech, "release", recording)
+    calls = record_events(monkeypatch, (mech,))
     rng = np.random.default_rng(1)
     X, y, _ = _logistic(400, 2, rng)
     P = ERMProblem(X, np.where(y > 0, 1.0, -1.0), "logistic")

@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 import dperm
 from dperm.inference import mechanism as mech
@@ -19,7 +18,7 @@ from dperm.privacy.gaussian_dp import gaussian_dp_mu
 from dperm.problem import ERMProblem
 
 from _event_checks import check_event_accounting, gdp_mu, phases
-from _first_principles import integration_grid, symmetric_hockey_stick
+from _replay import check_trajectory, hockey_stick, record_events, replay_on_neighbour
 from test_inference import _ball, _linear
 
 
@@ -98,44 +97,15 @@ def test_scaled_output_law_on_a_worst_pair_along_its_trajectory_is_within_the_ce
     y2[0] = -B
     budget = PrivacyBudget(1.0, 1e-5)
     P, Q = (ERMProblem(A, t, "squared", label_bound=B) for A, t in ((X, y), (X2, y2)))
-    real = mech.release
-    runs = {"P": [], "Q": []}
-
-    def recording(rng, value, event):
-        out = real(rng, value, event)
-        runs["P"].append((np.array(value), event, out))
-        return out
-
-    monkeypatch.setattr(mech, "release", recording)
-    monkeypatch.setattr(scaled, "release", recording)
-    fit = scaled.scaled_huber_inference(P, budget, rng=0)
-    outputs = iter([o for _, _, o in runs["P"]])
-
-    def replaying(rng, value, event):
-        runs["Q"].append(np.array(value))
-        return next(outputs)
-
-    monkeypatch.setattr(mech, "release", replaying)
-    monkeypatch.setattr(scaled, "release", replaying)
-    other = scaled.scaled_huber_inference(Q, budget, rng=0)
+    fit, other, runs = replay_on_neighbour(monkeypatch, (mech, scaled),
+                                           lambda: scaled.scaled_huber_inference(P, budget, rng=0),
+                                           lambda: scaled.scaled_huber_inference(Q, budget, rng=0))
     np.testing.assert_array_equal(fit.coef, other.coef)  # the same outputs: the same public path
     leaves = [r for r, _ in phases(fit.event)]
-    assert len(runs["Q"]) == len(runs["P"]) == len(leaves)
-    shifts = []
-    for (vp, event, _), vq in zip(runs["P"], runs["Q"]):
-        shift = np.linalg.norm(vp - vq)
-        assert shift <= event.sensitivity * (1 + 1e-9)  # the release's declared sensitivity holds
-        shifts.append(shift / event.sigma)
+    shifts, m, mu = check_trajectory(runs, leaves, fit, budget)
     assert 0.85 * leaves[2].sensitivity < shifts[2] * leaves[2].sigma  # the scale's, nearly attained
-    m = math.sqrt(sum(s * s for s in shifts))
-    mu = math.sqrt(sum((r.sensitivity / r.sigma) ** 2 for r in leaves))
-    assert 0.3 * mu < m <= mu * (1 + 1e-9)
-    for shift in (m, mu):
-        grid = integration_grid([0.0, shift], 1.0)
-        cell = grid[1] - grid[0]
-        p, q = norm.pdf(grid), norm.pdf(grid, loc=shift)
-        assert symmetric_hockey_stick(p, q, fit.privacy_spent.epsilon, cell) <= budget.delta * (1 + 1e-3)
-    assert symmetric_hockey_stick(p, q, 0.95 * fit.privacy_spent.epsilon, cell) > budget.delta
+    assert 0.3 * mu < m
+    assert hockey_stick(mu, 0.95 * fit.privacy_spent.epsilon) > budget.delta
 
 
 def test_event_is_calibrated_and_releases_follow_the_plan(monkeypatch):
@@ -147,15 +117,7 @@ def test_event_is_calibrated_and_releases_follow_the_plan(monkeypatch):
     X, y, _ = _linear(400, 3, rng)
     P = ERMProblem(X, np.clip(y / 4, -1, 1), "squared", label_bound=1.0)
     budget = PrivacyBudget(0.7, 1e-5)
-    calls = []
-    real = mech.release
-
-    def recording(rng, value, event):
-        calls.append(event)
-        return real(rng, value, event)
-
-    monkeypatch.setattr(mech, "release", recording)
-    monkeypatch.setattr(scaled, "release", recording)
+    calls = record_events(monkeypatch, (mech, scaled))
     fit = scaled.scaled_huber_inference(P, budget, rng=1)
     check_event_accounting(fit, budget, independent=False)
     assert gdp_mu(fit.event) == pytest.approx(gaussian_dp_mu(0.7, 1e-5), rel=1e-3)
