@@ -2,6 +2,7 @@
 only, the intercept-only model where the model would be noise, a private range inside
 declared target bounds."""
 
+import json
 import math
 import warnings
 
@@ -219,3 +220,28 @@ def test_an_estimator_with_declared_y_bounds_predicts_inside_them():
     raw = far @ model.coef_ + model.intercept_
     assert raw.min() < 0.0 or raw.max() > 20.0  # the clip did something
     np.testing.assert_allclose(prediction, np.clip(raw, 0.0, 20.0))
+
+
+def test_dperm_fit_says_it_fitted_the_constant_and_regime_model_fits_the_model(tmp_path, capsys):
+    """`dperm fit` at a public size where the model would be noise: its line says the
+    intercept-only model (model.json's coefficients 0), and --regime model fits the model."""
+    from dperm.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({"age": rng.integers(18, 70, n).astype(float), "hours": rng.normal(40, 8, n)})
+    frame["wage"] = 10 + 0.3 * frame["age"] + rng.normal(0, 3, n)
+    data = tmp_path / "small.csv"
+    frame.to_csv(data, index=False)
+    lines = {}
+    for regime in ("auto", "model"):
+        out = tmp_path / f"{regime}.json"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main(["fit", str(data), "--target", "wage", "--loss", "squared", "--epsilon", "0.1",
+                         "--seed", "0", "--regime", regime, "--out", str(out)]) == 0
+        lines[regime] = capsys.readouterr().out
+        coef = np.asarray(json.loads(out.read_text())["coef"])
+        assert (not coef.any()) == (regime == "auto")
+    assert "intercept-only model" in lines["auto"] and "objective_perturbation" not in lines["auto"]
+    assert "objective_perturbation" in lines["model"] and "intercept-only" not in lines["model"]

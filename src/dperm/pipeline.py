@@ -530,7 +530,8 @@ class DPPipeline(Pipeline):
                 f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
                 "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
                 "model, drawn with most of the budget). More rows, a larger epsilon or fewer columns give a model; "
-                "regime='model' fits one anyway", NoiseDominatesWarning, stacklevel=user_stacklevel())
+                "regime='model' (dperm fit --regime model) fits one anyway", NoiseDominatesWarning,
+                stacklevel=user_stacklevel())
             return
         if self._declared_y_bounds(final) is not None:
             return

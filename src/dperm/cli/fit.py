@@ -125,9 +125,11 @@ def _fit(args) -> int:
         record["inference"] = inference_record(estimator, None if private else list(features.columns))
         print(pipe.summary() if private else estimator.summary(names=list(features.columns)))
     write_text_atomic(args.out, json.dumps(record, indent=2) + "\n")
-    print(f"fitted {what}{estimator.solver_} ({loss.name} loss, "
-          f"{'no intercept' if args.no_intercept else 'with intercept'}); privacy spent: "
-          f"epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; model written to {args.out}")
+    fitted = f"{what}{estimator.solver_} ({loss.name} loss, {'no intercept' if args.no_intercept else 'with intercept'})"
+    if private and getattr(pipe, "regime_", "model") == "constant":  # the model predicts the private median
+        fitted = "the intercept-only model (the target's private median; --regime model fits the model)"
+    print(f"fitted {fitted}; privacy spent: epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; "
+          f"model written to {args.out}")
     return 0
 
 
