@@ -46,6 +46,9 @@ def _fit(args) -> int:
 
     declared = parse_declarations(args)  # syntax only, before the data is read
     private = _preprocessing_mode(args, declared) == "private"
+    if getattr(args, "regime", "auto") != "auto" and (loss.binary or not private):
+        raise CLIError("--regime is for a regression through the private preprocessing (a regression loss, "
+                       "without --data-norm / --preprocessing none)")
     weight_column = args.sample_weight
     if weight_column is not None and weight_column == args.target:
         raise CLIError("--sample-weight names the target column; the weights need a column of their own")

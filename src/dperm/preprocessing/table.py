@@ -84,7 +84,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
     min_frequency, max_categories, hash_buckets, selection : passed to
         :class:`PrivateOneHotEncoder`. With the defaults, a categorical column without a
         declared list maps every level not released by name to one of B public hash
-        buckets (B from n, 4 to 32), and when the private selection of named levels would
+        buckets (B from n and epsilon: none, 4, 8 or 16), and when the private selection of named levels would
         keep nearly nothing (its threshold above n/2, public inputs) it is skipped: the
         column is hashed only and its share of epsilon goes to the numeric columns.
     categorical_weight : float > 0, default=1.0
