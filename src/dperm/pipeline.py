@@ -101,6 +101,13 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
     return "constant" if ratio < CONSTANT_SNR else "model"
 
 
+def check_schema_dtypes(step) -> bool:
+    """Whether a PrivatePreprocessor declares the dtypes public (``schema="dtypes"``)."""
+    from .preprocessing.schema import check_schema
+
+    return check_schema(step.get_params(deep=False).get("schema", "private")) == "dtypes"
+
+
 def _is_private_transformer(step) -> bool:
     from .preprocessing import PrivateTransformerMixin
 
@@ -193,6 +200,20 @@ class DPPipeline(Pipeline):
         centres the model far from the bulk of the values nor spreads the noise over it
         (measured in docs/results.md); ``"declared"`` maps the declared bounds
         themselves, free.
+    feature_selection : "auto", "off" or int, default="auto"
+        Private feature selection before the preprocessing (DPKendall, Dick, Gillenwater,
+        Joseph 2023, Algorithm 1; :mod:`dperm.preprocessing.selection`), for a regressor or
+        a binary classifier with declared classes whose first step is the
+        :class:`~dperm.preprocessing.PrivatePreprocessor`, on a pandas DataFrame. The
+        candidates are the columns not declared categorical or dropped (with
+        ``schema="dtypes"``, the numeric ones); a candidate it does not keep is dropped
+        if its role is numeric (a column released categorical is kept: its rank
+        correlation has no meaning). It takes ``shares["select"]`` (default
+        :data:`~dperm.preprocessing.selection.SELECTION_SHARE`) of epsilon out of the
+        preprocessing's default share. ``"auto"``: k from public inputs only
+        (:func:`~dperm.preprocessing.selection.selection_size`: n, the candidate count,
+        the selection's epsilon; 0: no selection); an int: keep that many; ``"off"``:
+        never. Not in the ``"constant"`` regime (the model is not used there).
     regime : {"auto", "model", "constant"}, default="auto"
         A regressor's regime: ``"model"`` fits the model; ``"constant"`` predicts the
         target's private median (drawn with :data:`CONSTANT_TARGET_SHARE` of epsilon,
@@ -216,10 +237,12 @@ class DPPipeline(Pipeline):
     y_range_ : the range the predictions are clipped into (declared, or released).
     regime_ : "model" or "constant" (regressors; public inputs only).
     constant_ : the target's private median, the prediction of the ``"constant"`` regime.
+    selected_ : the columns the feature selection kept (None: no selection ran).
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
-                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto"):
+                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto",
+                 feature_selection="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -227,6 +250,7 @@ class DPPipeline(Pipeline):
         self.y_bounds = y_bounds
         self.target_range = target_range
         self.regime = regime
+        self.feature_selection = feature_selection
         self.random_state = random_state
         super().__init__(steps, memory=memory, verbose=verbose)
 
@@ -292,19 +316,91 @@ class DPPipeline(Pipeline):
         return regression_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
                                  total.delta, transformers=transformers, target_share=self._target_default)
 
+    def _plan_selection(self, final, X, total) -> None:
+        """``self._selection``: (step name, candidate columns, k, share) of the private
+        feature selection, or None. Public inputs only (the parameters, the header, the
+        declarations, n, epsilon): checked, and refused with a clear error, before anything
+        is charged."""
+        from .preprocessing.selection import SELECTION_SHARE, selection_size
+
+        self._selection = None
+        choice = self.feature_selection
+        forced = isinstance(choice, numbers.Integral) and not isinstance(choice, bool)
+        if not (forced or (isinstance(choice, str) and choice in ("auto", "off"))):
+            raise ValueError(f"feature_selection must be 'auto', 'off' or a number of columns >= 1, got {choice!r}")
+        if forced and choice < 1:
+            raise ValueError(f"feature_selection must be 'auto', 'off' or a number of columns >= 1, got {choice!r}")
+        if choice == "off":
+            return
+        import pandas as pd
+        from sklearn.base import is_classifier
+
+        from .preprocessing import PrivatePreprocessor
+
+        private = [(name, step) for name, step in self.steps[:-1] if step is not None and step != "passthrough"]
+        classes = final.get_params(deep=False).get("classes") if is_classifier(final) else None
+        why = None
+        if not private or not isinstance(private[0][1], PrivatePreprocessor):
+            why = "the pipeline's first step to be a PrivatePreprocessor (make_pipeline(estimator) inserts one)"
+        elif not isinstance(X, pd.DataFrame):
+            why = "a pandas DataFrame (columns with names)"
+        elif not (is_regressor(final) or (classes is not None and len(classes) == 2)):
+            why = "a regressor or a binary classifier with declared classes"
+        if why is not None:
+            if forced:
+                raise ValueError(f"feature_selection={choice!r} needs {why}")
+            return
+        if getattr(self, "regime_", "model") == "constant":  # the model is not used: nothing to select for
+            return
+        name, step = private[0]
+        columns = list(X.columns)
+        if check_schema_dtypes(step):
+            candidates = list(step._roles(X)[0])
+        else:
+            _, categorical, dropped = step._declared_roles(columns)
+            candidates = [c for c in columns if c not in categorical and c not in dropped]
+        share = self._share("select", SELECTION_SHARE)
+        if forced:
+            if choice > len(candidates):
+                raise ValueError(f"feature_selection={choice} asks for more columns than the {len(candidates)} "
+                                 "candidates (the columns not declared categorical or dropped)")
+            k = int(choice)
+        else:
+            k = selection_size(int(X.shape[0]), len(candidates), share * total.epsilon)
+        if k >= 1:
+            self._selection = (name, candidates, k, share)
+
+    def _transformer_default(self, name, step, X) -> float:
+        """A private transformer's default share: :data:`CONSTANT_TRANSFORMER_SHARE` in the
+        constant regime, else :func:`~dperm.preprocessing.shares.transformer_share`, less
+        the feature selection's share for the step the selection runs before."""
+        from .preprocessing.shares import MIN_SHARE, transformer_share
+
+        if getattr(self, "regime_", "model") == "constant":  # its output goes unused
+            return CONSTANT_TRANSFORMER_SHARE
+        default = transformer_share(step, X, DEFAULT_TRANSFORMER_SHARE)  # public: the schema
+        selection = getattr(self, "_selection", None)
+        if selection is not None and selection[0] == name:
+            default = max(MIN_SHARE, default - selection[3])
+        return default
+
     def _check_shares(self) -> None:
         """Names and sum of the shares, checked before anything is charged: the private
         steps (and a regressor's private target bounds) must leave the estimator a part
         of epsilon (public parameters only)."""
-        known = {name for name, _ in self.steps} | {"y"}
+        known = {name for name, _ in self.steps} | {"y", "select"}
         unknown = [k for k in (self.shares or {}) if k not in known]
         if unknown:
             raise ValueError(f"shares names no step of the pipeline: {unknown}")
         final = self.steps[-1][1]
         transformer_default = (CONSTANT_TRANSFORMER_SHARE if getattr(self, "regime_", "model") == "constant"
                                else DEFAULT_TRANSFORMER_SHARE)
-        total = sum(self._share(name, transformer_default) for name, step in self.steps[:-1]
-                    if _is_private_transformer(step))
+        selection = getattr(self, "_selection", None)
+        total = sum(self._share(name, transformer_default - (selection[3] if selection is not None
+                                                             and selection[0] == name else 0.0))
+                    for name, step in self.steps[:-1] if _is_private_transformer(step))
+        if selection is not None:
+            total += selection[3]
         if self._target_is_private(final):
             total += self._share("y", self._target_default)
         if not total < 1.0:
@@ -324,10 +420,11 @@ class DPPipeline(Pipeline):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
         final_name, final = self.steps[-1]
         self._plan_regime(final, X, total)
-        self._check_shares()
         self._validate_steps()
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        self._plan_selection(final, X, total)
+        self._check_shares()
         if y is not None:
             from .distributed import is_dask_collection
 
@@ -345,7 +442,7 @@ class DPPipeline(Pipeline):
         # the sum of what it certifies for each part at the part's delta, so the estimator gets
         # exactly what is left and the total never exceeds the budget (public inputs only).
         first_part = next_part(accountant)
-        seeds = _seed_list(self.random_state, len(self.steps) + 1)
+        seeds = _seed_list(self.random_state, len(self.steps) + 2)  # the last: the feature selection's
         events, budgets, parts = [], {}, []
 
         def charge_part(name, event, delta):
@@ -354,15 +451,21 @@ class DPPipeline(Pipeline):
             parts.append((event, delta))
             budgets[name] = PrivacyBudget(certified_epsilon(event, delta), delta)
 
+        self.selected_ = None
+        for _, step in self.steps[:-1]:
+            if hasattr(step, "_unselected"):
+                step._unselected = ()  # a previous fit's selection does not carry over
+        if self._selection is not None and y is not None:
+            event = self._select(X, y, final, final_name, params, total, accountant, seeds[-1],
+                                 first_part + len(parts))
+            events.append(event)
+            charge_part("select", event, 0.0)
         Xt, norm = X, None
         for i, (name, step) in enumerate(self.steps[:-1]):
             if step is None or step == "passthrough":
                 continue
             if _is_private_transformer(step):
-                from .preprocessing.shares import transformer_share
-
-                default = (CONSTANT_TRANSFORMER_SHARE if self.regime_ == "constant"  # its output goes unused
-                           else transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE))  # public: the schema
+                default = self._transformer_default(name, step, Xt)
                 settings = {"epsilon": self._share(name, default) * total.epsilon,
                             "accountant": accountant}
                 if "delta" in step.get_params(deep=False):
@@ -391,7 +494,7 @@ class DPPipeline(Pipeline):
         self._y_map = None
         if is_regressor(final) and y is not None:
             with budget_part(0.0, first_part + len(parts)):
-                y_model, event = self._target(final, y, total, accountant, seeds[-1])
+                y_model, event = self._target(final, y, total, accountant, seeds[-2])
             # a target that did not parse (NaN here) has weight 0 (set above): any finite value
             y_model = np.where(np.isnan(y_model), 0.0, y_model)
             events.append(event)
@@ -442,6 +545,39 @@ class DPPipeline(Pipeline):
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
         return self
+
+    def _select(self, X, y, final, final_name, params, total, accountant, seed, part):
+        """The private feature selection (:func:`~dperm.preprocessing.selection.kendall_select`),
+        charged before it reads X or y, in its own part of the budget; its unkept candidates
+        are handed to the preprocessor (dropped there if their role is numeric). Returns
+        the event."""
+        from .preprocessing.cast import real_column
+        from .preprocessing.selection import kendall_select, selection_event
+        from .privacy.mechanisms import budget_part, charge, charging
+
+        name, candidates, k, share = self._selection
+        epsilon = share * total.epsilon
+        event = selection_event(epsilon, k, len(candidates))
+        with budget_part(0.0, part):
+            with charging(accountant):
+                charge(event, "feature selection")
+            target = np.asarray(y, dtype=object if not is_regressor(final) else np.float64).ravel()
+            if is_regressor(final):
+                target = target.astype(np.float64)
+            else:  # a binary label's code: |tau| does not depend on which class is 1
+                classes = list(final.get_params(deep=False)["classes"])
+                target = np.asarray([1.0 if v == classes[1] else 0.0 for v in target])
+            weight = params.get(f"{final_name}__sample_weight")
+            if weight is not None:  # a row of weight 0 (an unparsed target, a label outside the classes) is out
+                target = np.where(np.asarray(weight, dtype=np.float64) > 0, target, np.nan)
+            matrix = np.empty((X.shape[0], len(candidates)), dtype=np.float64, order="F")
+            for j, c in enumerate(candidates):
+                matrix[:, j] = real_column(X[c])  # any value: text, None, inf are missing (ties: 0)
+            rng = seed if self.random_state is not None else None
+            picked = set(int(i) for i in kendall_select(matrix, target, k, epsilon, rng))
+        self.selected_ = [c for i, c in enumerate(candidates) if i in picked]
+        dict(self.steps)[name]._unselected = tuple(c for i, c in enumerate(candidates) if i not in picked)
+        return event
 
     @staticmethod
     def _check_target_before_any_charge(final, final_name: str, y, params: dict, always_weight: bool = False):
@@ -638,7 +774,7 @@ class DPPipeline(Pipeline):
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
                   shares: dict | None = None, y_bounds="auto", random_state=None, target_range: str = "private",
-                  regime: str = "auto", **preprocessing) -> DPPipeline:
+                  regime: str = "auto", feature_selection="auto", **preprocessing) -> DPPipeline:
     """A :class:`DPPipeline` of ``steps`` sharing one (epsilon, delta) budget.
 
     Given only an estimator, a :class:`~dperm.preprocessing.PrivatePreprocessor` is
@@ -664,4 +800,5 @@ def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant:
         raise TypeError(f"preprocessing options {sorted(preprocessing)} apply only when make_pipeline inserts the "
                         "default preprocessing (given only an estimator)")
     return DPPipeline(_name_estimators(steps), epsilon=epsilon, delta=delta, accountant=accountant, shares=shares,
-                      y_bounds=y_bounds, random_state=random_state, target_range=target_range, regime=regime)
+                      y_bounds=y_bounds, random_state=random_state, target_range=target_range, regime=regime,
+                      feature_selection=feature_selection)
