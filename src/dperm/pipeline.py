@@ -62,9 +62,9 @@ DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
 # The "constant" regime of a regression (regression_regime): the model would be noise, so the
 # pipeline predicts the target's private median, which gets most of the budget.
 CONSTANT_SNR = 0.1  # below this public signal-to-noise estimate of the model (docs/results.md, measured)
-CONSTANT_TARGET_SHARE = 0.95  # of epsilon, the target's median in that regime
-CONSTANT_TRANSFORMER_SHARE = 0.02  # of epsilon, per private transformer in that regime (its output goes unused;
-# the unused model gets the rest, 0.03 with the default preprocessing)
+CONSTANT_TARGET_SHARE = 1.0  # of epsilon, the target's median in that regime: the whole budget (the
+# preprocessing and the model, unused there, are fitted on a public stand-in and charge nothing)
+CONSTANT_TRANSFORMER_SHARE = 0.02  # of epsilon, the nominal budget of a transformer's stand-in fit in that regime
 
 
 def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *, transformers: int = 1,
@@ -106,6 +106,18 @@ def check_schema_dtypes(step) -> bool:
     from .preprocessing.schema import check_schema
 
     return check_schema(step.get_params(deep=False).get("schema", "private")) == "dtypes"
+
+
+def _public_standin(X):
+    """Two rows of missing values with X's columns (their names and dtypes where a missing
+    value fits them): what a transformer is fitted on where its output goes unused (the
+    ``"constant"`` regime). Public: X's header and type, no value."""
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:0].reindex(range(2))
+    width = int(np.shape(X)[1]) if np.ndim(X) == 2 else 1
+    return np.full((2, width), np.nan)
 
 
 def _is_private_transformer(step) -> bool:
@@ -393,8 +405,11 @@ class DPPipeline(Pipeline):
         if unknown:
             raise ValueError(f"shares names no step of the pipeline: {unknown}")
         final = self.steps[-1][1]
-        transformer_default = (CONSTANT_TRANSFORMER_SHARE if getattr(self, "regime_", "model") == "constant"
-                               else DEFAULT_TRANSFORMER_SHARE)
+        if getattr(self, "regime_", "model") == "constant":  # only the median is drawn from the data
+            for name in (self.shares or {}):
+                self._share(name, 0.5)  # each given share a number in (0, 1)
+            return
+        transformer_default = DEFAULT_TRANSFORMER_SHARE
         selection = getattr(self, "_selection", None)
         total = sum(self._share(name, transformer_default - (selection[3] if selection is not None
                                                              and selection[0] == name else 0.0))
@@ -451,6 +466,7 @@ class DPPipeline(Pipeline):
             parts.append((event, delta))
             budgets[name] = PrivacyBudget(certified_epsilon(event, delta), delta)
 
+        self._n_rows = int(X.shape[0]) if isinstance(getattr(X, "shape", (None,))[0], numbers.Integral) else None
         self.selected_ = None
         for _, step in self.steps[:-1]:
             if hasattr(step, "_unselected"):
@@ -472,12 +488,21 @@ class DPPipeline(Pipeline):
                     settings["delta"] = DEFAULT_DELTA_SHARE * total.delta
                 if self.random_state is not None:
                     settings["random_state"] = seeds[i]
+                if self.regime_ == "constant":
+                    # its output goes unused (the intercept-only model): fitted on a public stand-in of
+                    # X's columns without a row of the data, charged to a scratch ledger; the budget
+                    # goes to the target's median
+                    from .preprocessing._base import PreprocessingNoiseWarning
+
+                    settings["accountant"] = BudgetAccountant(total)
+                    step.set_params(**settings)
+                    with warnings.catch_warnings():
+                        warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
+                        Xt = step.fit_transform(_public_standin(Xt), None)
+                    norm = getattr(step, "output_norm_", getattr(step, "row_norm_bound_", norm))
+                    continue
                 step.set_params(**settings)
                 with warnings.catch_warnings(), budget_part(settings.get("delta", 0.0), first_part + len(parts)):
-                    if self.regime_ == "constant":  # its output goes unused: its noise says nothing to the user
-                        from .preprocessing._base import PreprocessingNoiseWarning
-
-                        warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
                     Xt = step.fit_transform(Xt, y)
                 events.append(step.event_)
                 if step.privacy_spent_ is not None:
@@ -508,6 +533,8 @@ class DPPipeline(Pipeline):
             model_delta = math.nextafter(model_delta, 0.0)  # up to at most the total, as floats too
         while model_epsilon > 0 and math.fsum([spent_epsilon, model_epsilon]) > total.epsilon:
             model_epsilon = math.nextafter(model_epsilon, 0.0)
+        if self.regime_ == "constant":
+            return self._fit_constant(final, final_name, Xt, norm, total, events, budgets, parts, first_part)
         if not model_epsilon > 0 or model_delta < 0:
             raise ValueError("the preprocessing shares leave no budget for the estimator; lower shares")
         settings = {"epsilon": model_epsilon, "delta": model_delta, "accountant": accountant}
@@ -522,17 +549,8 @@ class DPPipeline(Pipeline):
         with warnings.catch_warnings(), budget_part(model_delta, first_part + len(parts)):
             if self._y_map is not None:  # the pipeline clipped y into label_bound itself
                 warnings.filterwarnings("ignore", message=".*label.*")
-            if self.regime_ == "constant":  # said once, by _check_target_feasible
-                from .expectations import NoiseDominatesWarning
-
-                warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
             final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
                                       if key.startswith(final_name + "__")})
-        if self.regime_ == "constant" and "y_bounds" in final.get_params(deep=False):
-            # the released model is the intercept-only model (a post-processing of the released median):
-            # whoever reads the estimator (its predict, dperm fit's model.json) predicts the constant
-            final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
-            final.intercept_ = np.float64(self.constant_)
         events.append(final.event_)
         self.event_ = ev.composed(events)
         # what the one accountant certifies for the parts as charged: the smaller of their
@@ -541,6 +559,39 @@ class DPPipeline(Pipeline):
                    enumerate(parts + [(final.event_, model_delta)]) if not isinstance(event, ev.NoOpDpEvent)]
         certified = certified_epsilon(ev.composed(charged), total.delta)
         if certified > total.epsilon * (1 + 1e-9):  # basic composition of the parts makes this impossible
+            raise RuntimeError(f"the pipeline's composition certifies epsilon={certified}, over its budget")
+        self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
+        self.budgets_ = budgets
+        return self
+
+    def _fit_constant(self, final, final_name, Xt, norm, total, events, budgets, parts, first_part):
+        """The ``"constant"`` regime's end of the fit: the released model is the intercept-only
+        model (``coef_`` 0, ``intercept_`` the target's private median, a post-processing of
+        the one release). The estimator is fitted on a public stand-in (zeros of the
+        preprocessing's output width, n rows: no row of the data) charged to a scratch
+        ledger, so that whoever reads it (its predict, ``dperm fit``'s model.json) finds a
+        fitted estimator; the pipeline's ledger holds the median's draw alone."""
+        from .expectations import NoiseDominatesWarning
+        from .privacy.accountant import epsilon as certified_epsilon
+
+        width = int(np.shape(Xt)[1]) if np.ndim(Xt) == 2 else 1
+        rows = max(self._n_rows or 2, 2)  # the public n
+        settings = {"epsilon": total.epsilon, "delta": total.delta, "accountant": BudgetAccountant(total)}
+        if norm is not None:
+            settings["data_norm"] = float(norm)
+        if self.random_state is not None:
+            settings["random_state"] = int(np.random.SeedSequence(int(self.random_state)).generate_state(1)[0])
+        final.set_params(**settings)
+        with warnings.catch_warnings():  # said once, by _check_target_feasible
+            warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
+            final.fit(np.zeros((rows, width)), np.zeros(rows))
+        final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
+        final.intercept_ = np.float64(self.constant_)
+        self.event_ = ev.composed(events)
+        charged = [ev.BudgetPart(event, delta=delta, part=first_part + k) for k, (event, delta) in enumerate(parts)
+                   if not isinstance(event, ev.NoOpDpEvent)]
+        certified = certified_epsilon(ev.composed(charged), total.delta) if charged else 0.0
+        if certified > total.epsilon * (1 + 1e-9):
             raise RuntimeError(f"the pipeline's composition certifies epsilon={certified}, over its budget")
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
@@ -694,7 +745,10 @@ class DPPipeline(Pipeline):
             declared = own
         if declared is not None:
             declared = _check_pair(declared, "y_bounds")
-        epsilon = self._share("y", self._target_default) * total.epsilon
+        if self.regime_ == "constant" and "y" not in (self.shares or {}):
+            epsilon = CONSTANT_TARGET_SHARE * total.epsilon  # the whole budget: nothing else reads the data
+        else:
+            epsilon = self._share("y", self._target_default) * total.epsilon
         seed = seed if self.random_state is not None else None
         from .preprocessing import target as tr
 
