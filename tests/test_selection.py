@@ -118,13 +118,18 @@ def test_the_sampler_draws_the_first_round_by_its_scores():
     assert secure.count(0) >= 18
 
 
-def test_selection_size_is_public_and_monotone():
-    assert S.selection_size(20000, 7, 1.0) == 0  # too few candidates
-    assert S.selection_size(100, 30, 0.01) == 0  # the draws would be noise
-    sizes = [S.selection_size(n, 30, 0.1) for n in (1000, 5000, 20000, 100000)]
-    assert sizes == sorted(sizes)
-    assert all(0 <= s < 30 for s in sizes)
-    assert S.selection_size(10 ** 7, 30, 1.0) == 0  # every column kept: no selection
+def test_selection_size_is_public_and_in_its_window():
+    """From n, the candidate count and epsilon only: 0 (no selection) where the draws
+    could not find 3 columns or where they could find more than half of them."""
+    assert S.selection_size(6875, 30, 0.2) == 3  # alcohol at epsilon = 1 (its selection's share 0.2)
+    assert S.selection_size(11995, 31, 0.2) == 6  # happiness
+    assert S.selection_size(3084, 13, 0.2) == 0  # nmes1988: k = 2, too few
+    assert S.selection_size(13726, 14, 0.2) == 0  # rwm5yr: k = 9 of 14, more than half
+    assert S.selection_size(20000, 30, 0.02) == 0  # epsilon = 0.1: the draws would be noise
+    assert S.selection_size(100, 30, 0.01) == 0
+    for n in (1000, 5000, 20000, 100000, 10 ** 7):
+        k = S.selection_size(n, 40, 0.2)
+        assert k == 0 or S.SELECTION_MIN_KEPT <= k <= 20
 
 
 def table(n=3000, d=12, seed=0):

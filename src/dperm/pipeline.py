@@ -16,7 +16,8 @@ regression, the final dperm estimator) share the one total budget:
    never refused (a warning where the noise will dominate), and the predictions are
    clipped into the range used. Where the public inputs say the model will be noise
    (:func:`regression_regime`), the pipeline predicts the target's private median
-   instead (the intercept-only model), drawn with most of the budget;
+   instead (the intercept-only model), drawn with the whole budget (the unused
+   preprocessing and model are fitted on a public stand-in, no row of the data);
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
    accountant certifies for each step before it at the step's delta (``budgets_``), and
    ``delta`` minus those deltas, and the public row-norm bound of the last private
@@ -60,7 +61,7 @@ DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private rang
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
 
 # The "constant" regime of a regression (regression_regime): the model would be noise, so the
-# pipeline predicts the target's private median, which gets most of the budget.
+# pipeline predicts the target's private median, which gets the whole budget.
 CONSTANT_SNR = 0.1  # below this public signal-to-noise estimate of the model (docs/results.md, measured)
 CONSTANT_TARGET_SHARE = 1.0  # of epsilon, the target's median in that regime: the whole budget (the
 # preprocessing and the model, unused there, are fitted on a public stand-in and charge nothing)
@@ -77,7 +78,7 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
     constraint, below :data:`CONSTANT_SNR`. A model within noise of a constant should
     predict the constant: measured on 27 regression tables (docs/results.md, "The
     regression solver per regime"), fits below this estimate were never better than
-    the target's median, and the median drawn with most of the budget instead of half of
+    the target's median, and the median drawn with the whole budget instead of half of
     a range's share no longer lands off the data (R^2 of -4e15 at n = 373, epsilon =
     0.1)."""
     from .expectations import signal_to_noise
@@ -228,8 +229,9 @@ class DPPipeline(Pipeline):
         never. Not in the ``"constant"`` regime (the model is not used there).
     regime : {"auto", "model", "constant"}, default="auto"
         A regressor's regime: ``"model"`` fits the model; ``"constant"`` predicts the
-        target's private median (drawn with :data:`CONSTANT_TARGET_SHARE` of epsilon,
-        the preprocessing at :data:`CONSTANT_TRANSFORMER_SHARE`); ``"auto"`` chooses by
+        target's private median (drawn with the whole epsilon, :data:`CONSTANT_TARGET_SHARE`;
+        the preprocessing and the estimator, whose output goes unused, are fitted on a
+        public stand-in of X's header, charged to a scratch ledger); ``"auto"`` chooses by
         :func:`regression_regime` from public inputs only. Classifiers: ignored.
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
@@ -716,7 +718,7 @@ class DPPipeline(Pipeline):
             warnings.warn(
                 f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
                 "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
-                "model, drawn with most of the budget). More rows, a larger epsilon or fewer columns give a model; "
+                "model, drawn with the whole budget). More rows, a larger epsilon or fewer columns give a model; "
                 "regime='model' (dperm fit --regime model) fits one anyway", NoiseDominatesWarning,
                 stacklevel=user_stacklevel())
             return
@@ -753,7 +755,7 @@ class DPPipeline(Pipeline):
         from .preprocessing import target as tr
 
         self.constant_ = None
-        if self.regime_ == "constant":  # the intercept-only model: one private median, most of the budget
+        if self.regime_ == "constant":  # the intercept-only model: one private median, the whole budget
             centre, event = tr.target_centre(y, epsilon, bounds=declared, accountant=accountant, random_state=seed)
             self.constant_ = centre
             self.y_range_ = (centre, centre)
