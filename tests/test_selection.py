@@ -120,16 +120,17 @@ def test_the_sampler_draws_the_first_round_by_its_scores():
 
 def test_selection_size_is_public_and_in_its_window():
     """From n, the candidate count and epsilon only: 0 (no selection) where the draws
-    could not find 3 columns or where they could find more than half of them."""
+    could not find 3 columns or where they could find more than a quarter of them."""
     assert S.selection_size(6875, 30, 0.2) == 3  # alcohol at epsilon = 1 (its selection's share 0.2)
     assert S.selection_size(11995, 31, 0.2) == 6  # happiness
     assert S.selection_size(3084, 13, 0.2) == 0  # nmes1988: k = 2, too few
-    assert S.selection_size(13726, 14, 0.2) == 0  # rwm5yr: k = 9 of 14, more than half
+    assert S.selection_size(13726, 14, 0.2) == 0  # rwm5yr: k = 9 of 14, more than a quarter
+    assert S.selection_size(4381, 9, 0.2) == 0  # computers: k = 3 of 9
     assert S.selection_size(20000, 30, 0.02) == 0  # epsilon = 0.1: the draws would be noise
     assert S.selection_size(100, 30, 0.01) == 0
     for n in (1000, 5000, 20000, 100000, 10 ** 7):
         k = S.selection_size(n, 40, 0.2)
-        assert k == 0 or S.SELECTION_MIN_KEPT <= k <= 20
+        assert k == 0 or S.SELECTION_MIN_KEPT <= k <= 10
 
 
 def table(n=3000, d=12, seed=0):
