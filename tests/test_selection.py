@@ -188,6 +188,15 @@ def test_bad_public_input_is_refused_before_any_charge(bad, match):
     assert acc.spent is None or acc.spent.epsilon == 0
 
 
+def test_duplicate_column_names_are_refused_before_the_selection_charges():
+    X, y = table(n=500)
+    X.columns = [f"x{j}" for j in range(11)] + ["x0"]
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="duplicate column names"):
+        dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=acc, feature_selection=3).fit(X, y)
+    assert acc.spent is None or acc.spent.epsilon == 0
+
+
 @pytest.mark.parametrize("case", ["array", "multiclass", "undeclared classes"])
 def test_a_forced_selection_where_it_cannot_run_is_refused_before_any_charge(case):
     X, y = table(n=500)

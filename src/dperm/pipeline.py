@@ -366,8 +366,12 @@ class DPPipeline(Pipeline):
             return
         if getattr(self, "regime_", "model") == "constant":  # the model is not used: nothing to select for
             return
+        if getattr(self, "_in_search", False) and not forced:  # PrivateSearch plans every run's mechanism alike
+            return
         name, step = private[0]
         columns = list(X.columns)
+        if len(set(columns)) != len(columns):  # public: the header
+            raise ValueError("X has duplicate column names; give each column its own name before the fit")
         if check_schema_dtypes(step):
             candidates = list(step._roles(X)[0])
         else:
@@ -428,7 +432,8 @@ class DPPipeline(Pipeline):
     def fit(self, X, y=None, **params):
         """Fit the steps in order, each private step charged before it reads the data."""
         total = PrivacyBudget(self.epsilon, self.delta)
-        if _inside_private_search():
+        self._in_search = _inside_private_search()
+        if self._in_search:
             check_searchable(self, X)
         from ._sklearn_search import warn_if_model_selection
 
