@@ -272,3 +272,19 @@ def test_neighbours_release_the_same_public_fields(seed):
     assert a.budgets_ == b.budgets_ and a.privacy_spent_ == b.privacy_spent_
     assert repr(a.event_) == repr(b.event_)
     assert len(a.selected_) == len(b.selected_) == 3
+
+
+def test_with_public_dtypes_the_candidates_are_the_numeric_columns():
+    """schema="dtypes": a text column is no candidate (k counts numeric columns only) and is
+    kept; declared categorical and dropped columns are never candidates."""
+    X, y = table(n=1500)
+    X["city"] = np.where(np.arange(len(X)) % 3 == 0, "a", "b")
+    model = dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, random_state=0, schema="dtypes",
+                                feature_selection=2).fit(X, y)
+    assert "city" not in model.selected_ and model.steps[0][1].categorical_ == ["city"]
+    assert len(model.selected_) == 2
+    acc = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="more columns than the 12"):
+        dperm.make_pipeline(dperm.DPLinearRegression(), epsilon=1.0, accountant=acc, schema="dtypes",
+                            feature_selection=13).fit(X, y)
+    assert acc.spent is None or acc.spent.epsilon == 0
