@@ -16,7 +16,8 @@ regression, the final dperm estimator) share the one total budget:
    never refused (a warning where the noise will dominate), and the predictions are
    clipped into the range used. Where the public inputs say the model will be noise
    (:func:`regression_regime`), the pipeline predicts the target's private median
-   instead (the intercept-only model), drawn with most of the budget;
+   instead (the intercept-only model), drawn with the whole budget (the unused
+   preprocessing and model are fitted on a public stand-in, no row of the data);
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
    accountant certifies for each step before it at the step's delta (``budgets_``), and
    ``delta`` minus those deltas, and the public row-norm bound of the last private
@@ -60,11 +61,11 @@ DEFAULT_TARGET_SHARE = 0.1  # of epsilon, for a regression target's private rang
 DEFAULT_DELTA_SHARE = 0.1  # of delta, for a transformer that takes one
 
 # The "constant" regime of a regression (regression_regime): the model would be noise, so the
-# pipeline predicts the target's private median, which gets most of the budget.
+# pipeline predicts the target's private median, which gets the whole budget.
 CONSTANT_SNR = 0.1  # below this public signal-to-noise estimate of the model (docs/results.md, measured)
-CONSTANT_TARGET_SHARE = 0.95  # of epsilon, the target's median in that regime
-CONSTANT_TRANSFORMER_SHARE = 0.02  # of epsilon, per private transformer in that regime (its output goes unused;
-# the unused model gets the rest, 0.03 with the default preprocessing)
+CONSTANT_TARGET_SHARE = 1.0  # of epsilon, the target's median in that regime: the whole budget (the
+# preprocessing and the model, unused there, are fitted on a public stand-in and charge nothing)
+CONSTANT_TRANSFORMER_SHARE = 0.02  # of epsilon, the nominal budget of a transformer's stand-in fit in that regime
 
 
 def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *, transformers: int = 1,
@@ -77,7 +78,7 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
     constraint, below :data:`CONSTANT_SNR`. A model within noise of a constant should
     predict the constant: measured on 27 regression tables (docs/results.md, "The
     regression solver per regime"), fits below this estimate were never better than
-    the target's median, and the median drawn with most of the budget instead of half of
+    the target's median, and the median drawn with the whole budget instead of half of
     a range's share no longer lands off the data (R^2 of -4e15 at n = 373, epsilon =
     0.1)."""
     from .expectations import signal_to_noise
@@ -99,6 +100,25 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
     except (ValueError, TypeError, AttributeError):  # an estimator whose noise the estimate does not cover
         return "model"
     return "constant" if ratio < CONSTANT_SNR else "model"
+
+
+def check_schema_dtypes(step) -> bool:
+    """Whether a PrivatePreprocessor declares the dtypes public (``schema="dtypes"``)."""
+    from .preprocessing.schema import check_schema
+
+    return check_schema(step.get_params(deep=False).get("schema", "private")) == "dtypes"
+
+
+def _public_standin(X):
+    """Two rows of missing values with X's columns (their names and dtypes where a missing
+    value fits them): what a transformer is fitted on where its output goes unused (the
+    ``"constant"`` regime). Public: X's header and type, no value."""
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:0].reindex(range(2))
+    width = int(np.shape(X)[1]) if np.ndim(X) == 2 else 1
+    return np.full((2, width), np.nan)
 
 
 def _is_private_transformer(step) -> bool:
@@ -193,10 +213,25 @@ class DPPipeline(Pipeline):
         centres the model far from the bulk of the values nor spreads the noise over it
         (measured in docs/results.md); ``"declared"`` maps the declared bounds
         themselves, free.
+    feature_selection : "auto", "off" or int, default="auto"
+        Private feature selection before the preprocessing (DPKendall, Dick, Gillenwater,
+        Joseph 2023, Algorithm 1; :mod:`dperm.preprocessing.selection`), for a regressor or
+        a binary classifier with declared classes whose first step is the
+        :class:`~dperm.preprocessing.PrivatePreprocessor`, on a pandas DataFrame. The
+        candidates are the columns not declared categorical or dropped (with
+        ``schema="dtypes"``, the numeric ones); a candidate it does not keep is dropped
+        if its role is numeric (a column released categorical is kept: its rank
+        correlation has no meaning). It takes ``shares["select"]`` (default
+        :data:`~dperm.preprocessing.selection.SELECTION_SHARE`) of epsilon out of the
+        preprocessing's default share. ``"auto"``: k from public inputs only
+        (:func:`~dperm.preprocessing.selection.selection_size`: n, the candidate count,
+        the selection's epsilon; 0: no selection); an int: keep that many; ``"off"``:
+        never. Not in the ``"constant"`` regime (the model is not used there).
     regime : {"auto", "model", "constant"}, default="auto"
         A regressor's regime: ``"model"`` fits the model; ``"constant"`` predicts the
-        target's private median (drawn with :data:`CONSTANT_TARGET_SHARE` of epsilon,
-        the preprocessing at :data:`CONSTANT_TRANSFORMER_SHARE`); ``"auto"`` chooses by
+        target's private median (drawn with the whole epsilon, :data:`CONSTANT_TARGET_SHARE`;
+        the preprocessing and the estimator, whose output goes unused, are fitted on a
+        public stand-in of X's header, charged to a scratch ledger); ``"auto"`` chooses by
         :func:`regression_regime` from public inputs only. Classifiers: ignored.
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
@@ -216,10 +251,12 @@ class DPPipeline(Pipeline):
     y_range_ : the range the predictions are clipped into (declared, or released).
     regime_ : "model" or "constant" (regressors; public inputs only).
     constant_ : the target's private median, the prediction of the ``"constant"`` regime.
+    selected_ : the columns the feature selection kept (None: no selection ran).
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
-                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto"):
+                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto",
+                 feature_selection="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -227,6 +264,7 @@ class DPPipeline(Pipeline):
         self.y_bounds = y_bounds
         self.target_range = target_range
         self.regime = regime
+        self.feature_selection = feature_selection
         self.random_state = random_state
         super().__init__(steps, memory=memory, verbose=verbose)
 
@@ -292,19 +330,98 @@ class DPPipeline(Pipeline):
         return regression_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
                                  total.delta, transformers=transformers, target_share=self._target_default)
 
+    def _plan_selection(self, final, X, total) -> None:
+        """``self._selection``: (step name, candidate columns, k, share) of the private
+        feature selection, or None. Public inputs only (the parameters, the header, the
+        declarations, n, epsilon): checked, and refused with a clear error, before anything
+        is charged."""
+        from .preprocessing.selection import SELECTION_SHARE, selection_size
+
+        self._selection = None
+        choice = self.feature_selection
+        forced = isinstance(choice, numbers.Integral) and not isinstance(choice, bool)
+        if not (forced or (isinstance(choice, str) and choice in ("auto", "off"))):
+            raise ValueError(f"feature_selection must be 'auto', 'off' or a number of columns >= 1, got {choice!r}")
+        if forced and choice < 1:
+            raise ValueError(f"feature_selection must be 'auto', 'off' or a number of columns >= 1, got {choice!r}")
+        if choice == "off":
+            return
+        import pandas as pd
+        from sklearn.base import is_classifier
+
+        from .preprocessing import PrivatePreprocessor
+
+        private = [(name, step) for name, step in self.steps[:-1] if step is not None and step != "passthrough"]
+        classes = final.get_params(deep=False).get("classes") if is_classifier(final) else None
+        why = None
+        if not private or not isinstance(private[0][1], PrivatePreprocessor):
+            why = "the pipeline's first step to be a PrivatePreprocessor (make_pipeline(estimator) inserts one)"
+        elif not isinstance(X, pd.DataFrame):
+            why = "a pandas DataFrame (columns with names)"
+        elif not (is_regressor(final) or (classes is not None and len(classes) == 2)):
+            why = "a regressor or a binary classifier with declared classes"
+        if why is not None:
+            if forced:
+                raise ValueError(f"feature_selection={choice!r} needs {why}")
+            return
+        if getattr(self, "regime_", "model") == "constant":  # the model is not used: nothing to select for
+            return
+        if getattr(self, "_in_search", False) and not forced:  # PrivateSearch plans every run's mechanism alike
+            return
+        name, step = private[0]
+        columns = list(X.columns)
+        if len(set(columns)) != len(columns):  # public: the header
+            raise ValueError("X has duplicate column names; give each column its own name before the fit")
+        if check_schema_dtypes(step):
+            candidates = list(step._roles(X)[0])
+        else:
+            _, categorical, dropped = step._declared_roles(columns)
+            candidates = [c for c in columns if c not in categorical and c not in dropped]
+        share = self._share("select", SELECTION_SHARE)
+        if forced:
+            if choice > len(candidates):
+                raise ValueError(f"feature_selection={choice} asks for more columns than the {len(candidates)} "
+                                 "candidates (the columns not declared categorical or dropped)")
+            k = int(choice)
+        else:
+            k = selection_size(int(X.shape[0]), len(candidates), share * total.epsilon)
+        if k >= 1:
+            self._selection = (name, candidates, k, share)
+
+    def _transformer_default(self, name, step, X) -> float:
+        """A private transformer's default share: :data:`CONSTANT_TRANSFORMER_SHARE` in the
+        constant regime, else :func:`~dperm.preprocessing.shares.transformer_share`, less
+        the feature selection's share for the step the selection runs before."""
+        from .preprocessing.shares import MIN_SHARE, transformer_share
+
+        if getattr(self, "regime_", "model") == "constant":  # its output goes unused
+            return CONSTANT_TRANSFORMER_SHARE
+        default = transformer_share(step, X, DEFAULT_TRANSFORMER_SHARE)  # public: the schema
+        selection = getattr(self, "_selection", None)
+        if selection is not None and selection[0] == name:
+            default = max(MIN_SHARE, default - selection[3])
+        return default
+
     def _check_shares(self) -> None:
         """Names and sum of the shares, checked before anything is charged: the private
         steps (and a regressor's private target bounds) must leave the estimator a part
         of epsilon (public parameters only)."""
-        known = {name for name, _ in self.steps} | {"y"}
+        known = {name for name, _ in self.steps} | {"y", "select"}
         unknown = [k for k in (self.shares or {}) if k not in known]
         if unknown:
             raise ValueError(f"shares names no step of the pipeline: {unknown}")
         final = self.steps[-1][1]
-        transformer_default = (CONSTANT_TRANSFORMER_SHARE if getattr(self, "regime_", "model") == "constant"
-                               else DEFAULT_TRANSFORMER_SHARE)
-        total = sum(self._share(name, transformer_default) for name, step in self.steps[:-1]
-                    if _is_private_transformer(step))
+        if getattr(self, "regime_", "model") == "constant":  # only the median is drawn from the data
+            for name in (self.shares or {}):
+                self._share(name, 0.5)  # each given share a number in (0, 1)
+            return
+        transformer_default = DEFAULT_TRANSFORMER_SHARE
+        selection = getattr(self, "_selection", None)
+        total = sum(self._share(name, transformer_default - (selection[3] if selection is not None
+                                                             and selection[0] == name else 0.0))
+                    for name, step in self.steps[:-1] if _is_private_transformer(step))
+        if selection is not None:
+            total += selection[3]
         if self._target_is_private(final):
             total += self._share("y", self._target_default)
         if not total < 1.0:
@@ -315,7 +432,8 @@ class DPPipeline(Pipeline):
     def fit(self, X, y=None, **params):
         """Fit the steps in order, each private step charged before it reads the data."""
         total = PrivacyBudget(self.epsilon, self.delta)
-        if _inside_private_search():
+        self._in_search = _inside_private_search()
+        if self._in_search:
             check_searchable(self, X)
         from ._sklearn_search import warn_if_model_selection
 
@@ -324,10 +442,11 @@ class DPPipeline(Pipeline):
             raise TypeError(f"accountant must be a dperm.BudgetAccountant or None, got {self.accountant!r}")
         final_name, final = self.steps[-1]
         self._plan_regime(final, X, total)
-        self._check_shares()
         self._validate_steps()
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        self._plan_selection(final, X, total)
+        self._check_shares()
         if y is not None:
             from .distributed import is_dask_collection
 
@@ -345,7 +464,7 @@ class DPPipeline(Pipeline):
         # the sum of what it certifies for each part at the part's delta, so the estimator gets
         # exactly what is left and the total never exceeds the budget (public inputs only).
         first_part = next_part(accountant)
-        seeds = _seed_list(self.random_state, len(self.steps) + 1)
+        seeds = _seed_list(self.random_state, len(self.steps) + 2)  # the last: the feature selection's
         events, budgets, parts = [], {}, []
 
         def charge_part(name, event, delta):
@@ -354,27 +473,43 @@ class DPPipeline(Pipeline):
             parts.append((event, delta))
             budgets[name] = PrivacyBudget(certified_epsilon(event, delta), delta)
 
+        self._n_rows = int(X.shape[0]) if isinstance(getattr(X, "shape", (None,))[0], numbers.Integral) else None
+        self.selected_ = None
+        for _, step in self.steps[:-1]:
+            if hasattr(step, "_unselected"):
+                step._unselected = ()  # a previous fit's selection does not carry over
+        if self._selection is not None and y is not None:
+            event = self._select(X, y, final, final_name, params, total, accountant, seeds[-1],
+                                 first_part + len(parts))
+            events.append(event)
+            charge_part("select", event, 0.0)
         Xt, norm = X, None
         for i, (name, step) in enumerate(self.steps[:-1]):
             if step is None or step == "passthrough":
                 continue
             if _is_private_transformer(step):
-                from .preprocessing.shares import transformer_share
-
-                default = (CONSTANT_TRANSFORMER_SHARE if self.regime_ == "constant"  # its output goes unused
-                           else transformer_share(step, Xt, DEFAULT_TRANSFORMER_SHARE))  # public: the schema
+                default = self._transformer_default(name, step, Xt)
                 settings = {"epsilon": self._share(name, default) * total.epsilon,
                             "accountant": accountant}
                 if "delta" in step.get_params(deep=False):
                     settings["delta"] = DEFAULT_DELTA_SHARE * total.delta
                 if self.random_state is not None:
                     settings["random_state"] = seeds[i]
+                if self.regime_ == "constant":
+                    # its output goes unused (the intercept-only model): fitted on a public stand-in of
+                    # X's columns without a row of the data, charged to a scratch ledger; the budget
+                    # goes to the target's median
+                    from .preprocessing._base import PreprocessingNoiseWarning
+
+                    settings["accountant"] = BudgetAccountant(total)
+                    step.set_params(**settings)
+                    with warnings.catch_warnings():
+                        warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
+                        Xt = step.fit_transform(_public_standin(Xt), None)
+                    norm = getattr(step, "output_norm_", getattr(step, "row_norm_bound_", norm))
+                    continue
                 step.set_params(**settings)
                 with warnings.catch_warnings(), budget_part(settings.get("delta", 0.0), first_part + len(parts)):
-                    if self.regime_ == "constant":  # its output goes unused: its noise says nothing to the user
-                        from .preprocessing._base import PreprocessingNoiseWarning
-
-                        warnings.filterwarnings("ignore", category=PreprocessingNoiseWarning)
                     Xt = step.fit_transform(Xt, y)
                 events.append(step.event_)
                 if step.privacy_spent_ is not None:
@@ -391,7 +526,7 @@ class DPPipeline(Pipeline):
         self._y_map = None
         if is_regressor(final) and y is not None:
             with budget_part(0.0, first_part + len(parts)):
-                y_model, event = self._target(final, y, total, accountant, seeds[-1])
+                y_model, event = self._target(final, y, total, accountant, seeds[-2])
             # a target that did not parse (NaN here) has weight 0 (set above): any finite value
             y_model = np.where(np.isnan(y_model), 0.0, y_model)
             events.append(event)
@@ -405,6 +540,8 @@ class DPPipeline(Pipeline):
             model_delta = math.nextafter(model_delta, 0.0)  # up to at most the total, as floats too
         while model_epsilon > 0 and math.fsum([spent_epsilon, model_epsilon]) > total.epsilon:
             model_epsilon = math.nextafter(model_epsilon, 0.0)
+        if self.regime_ == "constant":
+            return self._fit_constant(final, final_name, Xt, norm, total, events, budgets, parts, first_part)
         if not model_epsilon > 0 or model_delta < 0:
             raise ValueError("the preprocessing shares leave no budget for the estimator; lower shares")
         settings = {"epsilon": model_epsilon, "delta": model_delta, "accountant": accountant}
@@ -419,17 +556,8 @@ class DPPipeline(Pipeline):
         with warnings.catch_warnings(), budget_part(model_delta, first_part + len(parts)):
             if self._y_map is not None:  # the pipeline clipped y into label_bound itself
                 warnings.filterwarnings("ignore", message=".*label.*")
-            if self.regime_ == "constant":  # said once, by _check_target_feasible
-                from .expectations import NoiseDominatesWarning
-
-                warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
             final.fit(Xt, y_model, **{key.split("__", 1)[1]: value for key, value in params.items()
                                       if key.startswith(final_name + "__")})
-        if self.regime_ == "constant" and "y_bounds" in final.get_params(deep=False):
-            # the released model is the intercept-only model (a post-processing of the released median):
-            # whoever reads the estimator (its predict, dperm fit's model.json) predicts the constant
-            final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
-            final.intercept_ = np.float64(self.constant_)
         events.append(final.event_)
         self.event_ = ev.composed(events)
         # what the one accountant certifies for the parts as charged: the smaller of their
@@ -442,6 +570,72 @@ class DPPipeline(Pipeline):
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
         return self
+
+    def _fit_constant(self, final, final_name, Xt, norm, total, events, budgets, parts, first_part):
+        """The ``"constant"`` regime's end of the fit: the released model is the intercept-only
+        model (``coef_`` 0, ``intercept_`` the target's private median, a post-processing of
+        the one release). The estimator is fitted on a public stand-in (zeros of the
+        preprocessing's output width, n rows: no row of the data) charged to a scratch
+        ledger, so that whoever reads it (its predict, ``dperm fit``'s model.json) finds a
+        fitted estimator; the pipeline's ledger holds the median's draw alone."""
+        from .expectations import NoiseDominatesWarning
+        from .privacy.accountant import epsilon as certified_epsilon
+
+        width = int(np.shape(Xt)[1]) if np.ndim(Xt) == 2 else 1
+        rows = max(self._n_rows or 2, 2)  # the public n
+        settings = {"epsilon": total.epsilon, "delta": total.delta, "accountant": BudgetAccountant(total)}
+        if norm is not None:
+            settings["data_norm"] = float(norm)
+        if self.random_state is not None:
+            settings["random_state"] = int(np.random.SeedSequence(int(self.random_state)).generate_state(1)[0])
+        final.set_params(**settings)
+        with warnings.catch_warnings():  # said once, by _check_target_feasible
+            warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
+            final.fit(np.zeros((rows, width)), np.zeros(rows))
+        final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
+        final.intercept_ = np.float64(self.constant_)
+        self.event_ = ev.composed(events)
+        charged = [ev.BudgetPart(event, delta=delta, part=first_part + k) for k, (event, delta) in enumerate(parts)
+                   if not isinstance(event, ev.NoOpDpEvent)]
+        certified = certified_epsilon(ev.composed(charged), total.delta) if charged else 0.0
+        if certified > total.epsilon * (1 + 1e-9):
+            raise RuntimeError(f"the pipeline's composition certifies epsilon={certified}, over its budget")
+        self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
+        self.budgets_ = budgets
+        return self
+
+    def _select(self, X, y, final, final_name, params, total, accountant, seed, part):
+        """The private feature selection (:func:`~dperm.preprocessing.selection.kendall_select`),
+        charged before it reads X or y, in its own part of the budget; its unkept candidates
+        are handed to the preprocessor (dropped there if their role is numeric). Returns
+        the event."""
+        from .preprocessing.cast import real_column
+        from .preprocessing.selection import kendall_select, selection_event
+        from .privacy.mechanisms import budget_part, charge, charging
+
+        name, candidates, k, share = self._selection
+        epsilon = share * total.epsilon
+        event = selection_event(epsilon, k, len(candidates))
+        with budget_part(0.0, part):
+            with charging(accountant):
+                charge(event, "feature selection")
+            target = np.asarray(y, dtype=object if not is_regressor(final) else np.float64).ravel()
+            if is_regressor(final):
+                target = target.astype(np.float64)
+            else:  # a binary label's code: |tau| does not depend on which class is 1
+                classes = list(final.get_params(deep=False)["classes"])
+                target = np.asarray([1.0 if v == classes[1] else 0.0 for v in target])
+            weight = params.get(f"{final_name}__sample_weight")
+            if weight is not None:  # a row of weight 0 (an unparsed target, a label outside the classes) is out
+                target = np.where(np.asarray(weight, dtype=np.float64) > 0, target, np.nan)
+            matrix = np.empty((X.shape[0], len(candidates)), dtype=np.float64, order="F")
+            for j, c in enumerate(candidates):
+                matrix[:, j] = real_column(X[c])  # any value: text, None, inf are missing (ties: 0)
+            rng = seed if self.random_state is not None else None
+            picked = set(int(i) for i in kendall_select(matrix, target, k, epsilon, rng))
+        self.selected_ = [c for i, c in enumerate(candidates) if i in picked]
+        dict(self.steps)[name]._unselected = tuple(c for i, c in enumerate(candidates) if i not in picked)
+        return event
 
     @staticmethod
     def _check_target_before_any_charge(final, final_name: str, y, params: dict, always_weight: bool = False):
@@ -529,7 +723,7 @@ class DPPipeline(Pipeline):
             warnings.warn(
                 f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
                 "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
-                "model, drawn with most of the budget). More rows, a larger epsilon or fewer columns give a model; "
+                "model, drawn with the whole budget). More rows, a larger epsilon or fewer columns give a model; "
                 "regime='model' (dperm fit --regime model) fits one anyway", NoiseDominatesWarning,
                 stacklevel=user_stacklevel())
             return
@@ -558,12 +752,15 @@ class DPPipeline(Pipeline):
             declared = own
         if declared is not None:
             declared = _check_pair(declared, "y_bounds")
-        epsilon = self._share("y", self._target_default) * total.epsilon
+        if self.regime_ == "constant" and "y" not in (self.shares or {}):
+            epsilon = CONSTANT_TARGET_SHARE * total.epsilon  # the whole budget: nothing else reads the data
+        else:
+            epsilon = self._share("y", self._target_default) * total.epsilon
         seed = seed if self.random_state is not None else None
         from .preprocessing import target as tr
 
         self.constant_ = None
-        if self.regime_ == "constant":  # the intercept-only model: one private median, most of the budget
+        if self.regime_ == "constant":  # the intercept-only model: one private median, the whole budget
             centre, event = tr.target_centre(y, epsilon, bounds=declared, accountant=accountant, random_state=seed)
             self.constant_ = centre
             self.y_range_ = (centre, centre)
@@ -638,7 +835,7 @@ class DPPipeline(Pipeline):
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
                   shares: dict | None = None, y_bounds="auto", random_state=None, target_range: str = "private",
-                  regime: str = "auto", **preprocessing) -> DPPipeline:
+                  regime: str = "auto", feature_selection="auto", **preprocessing) -> DPPipeline:
     """A :class:`DPPipeline` of ``steps`` sharing one (epsilon, delta) budget.
 
     Given only an estimator, a :class:`~dperm.preprocessing.PrivatePreprocessor` is
@@ -664,4 +861,5 @@ def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant:
         raise TypeError(f"preprocessing options {sorted(preprocessing)} apply only when make_pipeline inserts the "
                         "default preprocessing (given only an estimator)")
     return DPPipeline(_name_estimators(steps), epsilon=epsilon, delta=delta, accountant=accountant, shares=shares,
-                      y_bounds=y_bounds, random_state=random_state, target_range=target_range, regime=regime)
+                      y_bounds=y_bounds, random_state=random_state, target_range=target_range, regime=regime,
+                      feature_selection=feature_selection)

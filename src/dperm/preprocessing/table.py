@@ -428,6 +428,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
             numeric = sorted(numeric + [c for c, r in zip(undeclared, released) if r == "numeric"], key=order.get)
             categorical = sorted(categorical + [c for c, r in zip(undeclared, released) if r == "categorical"],
                                  key=order.get)
+        # a private feature selection's unkept columns (dperm.pipeline, a released set) are dropped
+        # where their role is numeric; every role is public or released by now
+        numeric = [c for c in numeric if c not in getattr(self, "_unselected", ())]
         private_numeric = sum(c not in bounds for c in numeric)
         private_categorical = sum(c not in cats for c in categorical)
         units = private_numeric + weight * private_categorical
