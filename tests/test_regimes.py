@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import dperm
+from dperm.exceptions import InferenceWarning
 from dperm.expectations import NoiseDominatesWarning
 from dperm.pipeline import CONSTANT_TARGET_SHARE, regression_regime
 from dperm.preprocessing.quantiles import centre_grid, rank_counts, scores_from_counts
@@ -185,6 +186,23 @@ def test_declared_bounds_get_a_private_range_inside_them():
                                target_range="declared").fit(X, y)
     assert free.y_bounds_ == bounds and "y" not in free.budgets_
     assert model.score(X, y) > free.score(X, y)
+
+
+def test_inference_keeps_the_declared_target_bounds_by_default():
+    """With intervals asked for, the default target_range maps the declared bounds (free):
+    a private winsorization inside them would change the coefficients the intervals are
+    for and take a share of the budget; target_range="private" still asks for it."""
+    X, y = wages(3000, columns=3)
+    bounds = (0.0, 10 * float(np.max(y)))
+    with warnings.catch_warnings():  # 8 coefficients at n = 3000: the intervals' outlook warns (public inputs)
+        warnings.simplefilter("ignore", InferenceWarning)
+        model = dperm.make_pipeline(dperm.DPLinearRegression(inference=True), epsilon=1.0, random_state=0,
+                                    y_bounds=bounds).fit(X, y)
+        asked = dperm.make_pipeline(dperm.DPLinearRegression(inference=True), epsilon=1.0, random_state=0,
+                                    y_bounds=bounds, target_range="private").fit(X, y)
+    assert model.y_bounds_ == bounds and "y" not in model.budgets_
+    assert model[-1].get_params()["y_bounds"] == bounds
+    assert "y" in asked.budgets_ and asked.y_bounds_ != bounds
 
 
 def test_within_declared_is_the_overlap_or_the_declared_bounds():

@@ -12,7 +12,8 @@ regression, the final dperm estimator) share the one total budget:
 2. a regressor's target range is estimated privately at ``shares["y"] * epsilon``
    (default :func:`~dperm.preprocessing.target.target_share`: 0.1 to 0.5 by n and
    epsilon), inside the declared ``y_bounds`` when they are given (a private
-   winsorization; ``target_range="declared"`` maps the declared bounds themselves, free),
+   winsorization; ``target_range="declared"`` maps the declared bounds themselves, free,
+   and is the default for an estimator fitted with ``inference``),
    never refused (a warning where the noise will dominate), and the predictions are
    clipped into the range used. Where the public inputs say the model will be noise
    (:func:`regression_regime`), the pipeline predicts the target's private median
@@ -205,28 +206,16 @@ class DPPipeline(Pipeline):
         A regressor's declared target bounds; "auto": the estimator's own ``y_bounds``
         if declared, else none. Without declared bounds the target's range is estimated
         privately (private quantiles, as :class:`~dperm.preprocessing.PrivateScaler`).
-    target_range : {"private", "declared"}, default="private"
+    target_range : {"auto", "private", "declared"}, default="auto"
         With declared ``y_bounds``: ``"private"`` estimates the range privately inside
         them (the target clipped into the declared bounds, its private range intersected
         with them, at the target's share; the declared bounds where the two do not
         overlap), so that a wide declared range (a skewed target's (min, max)) neither
         centres the model far from the bulk of the values nor spreads the noise over it
         (measured in docs/results.md); ``"declared"`` maps the declared bounds
-        themselves, free.
-    feature_selection : "auto", "off" or int, default="auto"
-        Private feature selection before the preprocessing (DPKendall, Dick, Gillenwater,
-        Joseph 2023, Algorithm 1; :mod:`dperm.preprocessing.selection`), for a regressor or
-        a binary classifier with declared classes whose first step is the
-        :class:`~dperm.preprocessing.PrivatePreprocessor`, on a pandas DataFrame. The
-        candidates are the columns not declared categorical or dropped (with
-        ``schema="dtypes"``, the numeric ones); a candidate it does not keep is dropped
-        if its role is numeric (a column released categorical is kept: its rank
-        correlation has no meaning). It takes ``shares["select"]`` (default
-        :data:`~dperm.preprocessing.selection.SELECTION_SHARE`) of epsilon out of the
-        preprocessing's default share. ``"auto"``: k from public inputs only
-        (:func:`~dperm.preprocessing.selection.selection_size`: n, the candidate count,
-        the selection's epsilon; 0: no selection); an int: keep that many; ``"off"``:
-        never. Not in the ``"constant"`` regime (the model is not used there).
+        themselves, free. ``"auto"``: ``"declared"`` when the estimator is fitted with
+        ``inference`` (a private winsorization would change the coefficients the intervals
+        are for, and its share would widen them: docs/inference.md), else ``"private"``.
     regime : {"auto", "model", "constant"}, default="auto"
         A regressor's regime: ``"model"`` fits the model; ``"constant"`` predicts the
         target's private median (drawn with the whole epsilon, :data:`CONSTANT_TARGET_SHARE`;
@@ -255,7 +244,7 @@ class DPPipeline(Pipeline):
     """
 
     def __init__(self, steps, *, epsilon=1.0, delta=1e-5, accountant=None, shares=None, y_bounds="auto",
-                 random_state=None, memory=None, verbose=False, target_range="private", regime="auto",
+                 random_state=None, memory=None, verbose=False, target_range="auto", regime="auto",
                  feature_selection="auto"):
         self.epsilon = epsilon
         self.delta = delta
@@ -286,7 +275,7 @@ class DPPipeline(Pipeline):
             return CONSTANT_TARGET_SHARE
         final = self.steps[-1][1]
         declared = (is_regressor(final) and self._declared_y_bounds(final) is not None
-                    and self.target_range == "private")
+                    and self._target_range(final) == "private")
         n = getattr(X, "shape", (None,))[0]
         if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
             return DEFAULT_TARGET_SHARE
@@ -298,11 +287,19 @@ class DPPipeline(Pipeline):
             return self.y_bounds
         return final.get_params(deep=False).get("y_bounds")
 
+    def _target_range(self, final) -> str:
+        """``target_range`` resolved (public parameters only): ``"auto"`` is ``"declared"``
+        for an estimator fitted with ``inference`` (the intervals are for the coefficients
+        of the declared target, not of a privately winsorized one), else ``"private"``."""
+        if self.target_range != "auto":
+            return self.target_range
+        return "declared" if final.get_params(deep=False).get("inference") else "private"
+
     def _target_is_private(self, final) -> bool:
         """Whether a regressor's target takes a private draw (public parameters only)."""
         if not is_regressor(final):
             return False
-        return (self._declared_y_bounds(final) is None or self.target_range == "private"
+        return (self._declared_y_bounds(final) is None or self._target_range(final) == "private"
                 or getattr(self, "regime_", "model") == "constant")
 
     def _plan_regime(self, final, X, total) -> None:
@@ -317,8 +314,8 @@ class DPPipeline(Pipeline):
         """``regime_`` from public inputs (:func:`regression_regime`), or the one asked for."""
         if self.regime not in ("auto", "model", "constant"):
             raise ValueError(f"regime must be 'auto', 'model' or 'constant', got {self.regime!r}")
-        if self.target_range not in ("private", "declared"):
-            raise ValueError(f"target_range must be 'private' or 'declared', got {self.target_range!r}")
+        if self.target_range not in ("auto", "private", "declared"):
+            raise ValueError(f"target_range must be 'auto', 'private' or 'declared', got {self.target_range!r}")
         if not is_regressor(final):
             return "model"
         if self.regime != "auto":
@@ -766,7 +763,7 @@ class DPPipeline(Pipeline):
             self.y_range_ = (centre, centre)
             half = declared[1] - declared[0] if declared is not None else max(abs(centre), 1.0)
             low, high = centre - half, centre + half  # the (unused) model's map
-        elif declared is not None and self.target_range == "declared":
+        elif declared is not None and self._target_range(final) == "declared":
             low, high = declared
             self.y_range_ = (low, high)
             event = ev.NoOpDpEvent()
@@ -834,7 +831,7 @@ class DPPipeline(Pipeline):
 
 
 def make_pipeline(*steps, epsilon: float = 1.0, delta: float = 1e-5, accountant: BudgetAccountant | None = None,
-                  shares: dict | None = None, y_bounds="auto", random_state=None, target_range: str = "private",
+                  shares: dict | None = None, y_bounds="auto", random_state=None, target_range: str = "auto",
                   regime: str = "auto", feature_selection="auto", **preprocessing) -> DPPipeline:
     """A :class:`DPPipeline` of ``steps`` sharing one (epsilon, delta) budget.
 
