@@ -28,7 +28,9 @@ starting cells), then ``--plot docs/figures/inference_coverage.png --table`` fro
 
 Studies (docs/inference.md): ``--example`` (the issue's logistic example, per epsilon),
 ``--multinomial`` (K = 3 against MNLogit), ``--ftest`` (size and power of ``f_test()``),
-``--huber`` (``DPHuberRegressor`` against RLM),
+``--huber`` (``DPHuberRegressor`` against RLM), ``--ftest-simulated EFFECT --sizes
+500,2000,10000 --draws K`` (``f_test()``'s Wald and simulated-null forms, Alabi and Vadhan
+2022, against statsmodels: size at EFFECT 0, power at slopes EFFECT / sqrt(n)),
 ``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 ``--least-squares --sizes 2000,10000 --dims 2,5 --reps R --seed0 S --out F``: least squares'
@@ -393,6 +395,51 @@ def ftest_study(reps: int = 300, n: int = 10000, d: int = 3, epsilon: float = 1.
     return out
 
 
+def ftest_simulated_study(reps: int = 200, sizes=(500, 2000, 10000), d: int = 3, epsilons=(0.5, 1.0),
+                          effect_scale: float = 0.0, draws: int = 99, seed0: int = 0) -> list:
+    """``f_test()`` (H0: every slope 0, level 5%) by its two reference laws on the same fits:
+    ``method="wald"`` (chi-square(q)) and ``method="simulated"`` (the law under H0
+    simulated from the released fit, Alabi and Vadhan 2022, ``draws`` datasets), against
+    statsmodels' OLS F test on the same data. Every slope ``effect_scale / sqrt(n)`` (0:
+    the size). A refused fit gives p-value 1 under both."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+
+    out = []
+    for n in sizes:
+        effect = effect_scale / math.sqrt(n)
+        pv = {e: {"wald": [], "simulated": []} for e in epsilons}
+        refused = {e: 0 for e in epsilons}
+        anchor_p = []
+        start = time.time()
+        for r in range(reps):
+            rng = np.random.default_rng([43, seed0, n, d, r, int(round(effect_scale * 1000))])
+            X = ball(rng, n, d)
+            y = X @ np.full(d, effect) + INTERCEPT + NOISE * rng.standard_normal(n)
+            anchor_p.append(sm.OLS(y, sm.add_constant(X)).fit().f_pvalue)
+            for e in epsilons:
+                reg = DPLinearRegression(epsilon=e, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), inference=True,
+                                         random_state=int(rng.integers(2**31)))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    reg.fit(X, y)
+                refused[e] += reg.inference_.refused
+                pv[e]["wald"].append(reg.f_test()["p_value"])
+                pv[e]["simulated"].append(reg.f_test(method="simulated", draws=draws,
+                                                     random_state=int(rng.integers(2**31)))["p_value"])
+        for e in epsilons:
+            row = {"study": "ftest_simulated", "n": n, "d": d, "epsilon": e, "effect": effect, "reps": reps,
+                   "draws": draws, "refused": refused[e] / reps,
+                   "wald_rejects": float(np.mean(np.array(pv[e]["wald"]) < 0.05)),
+                   "simulated_rejects": float(np.mean(np.array(pv[e]["simulated"]) <= 0.05)),
+                   "statsmodels_rejects": float(np.mean(np.array(anchor_p) < 0.05)),
+                   "wald_p": pv[e]["wald"], "simulated_p": pv[e]["simulated"],
+                   "seconds": round(time.time() - start, 1)}
+            print(json.dumps({k: v for k, v in row.items() if not k.endswith("_p")}), flush=True)
+            out.append(row)
+    return out
+
+
 def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)) -> list:
     """``DPHuberRegressor(inference=True)`` on the linear model of the grid (N(0, 1) errors,
     ``y_bounds = (-8, 8)``, threshold 1.345 in the errors' units: 1.345 / 8 in the model's),
@@ -578,6 +625,10 @@ def main(argv=None) -> int:
     parser.add_argument("--multinomial", action="store_true", help="the multinomial study (docs/inference.md)")
     parser.add_argument("--ftest", action="store_true", help="size and power of f_test() (docs/inference.md)")
     parser.add_argument("--huber", action="store_true", help="DPHuberRegressor against RLM (docs/inference.md)")
+    parser.add_argument("--ftest-simulated", default=None, metavar="EFFECT",
+                        help="f_test()'s Wald and simulated-null forms against statsmodels at --sizes "
+                             "(d = 3, epsilon 0.5 and 1), every slope EFFECT / sqrt(n) (0: the size); --draws")
+    parser.add_argument("--draws", type=int, default=99, help="simulated datasets per test (--ftest-simulated)")
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
                              "B the declared |y| bound (docs/inference.md)")
@@ -599,6 +650,14 @@ def main(argv=None) -> int:
                         with open(args.out, "a") as fh:
                             fh.write(json.dumps(row) + "\n")
                 print(f"least squares n={n} d={d} reps={args.reps} seed0={args.seed0} done", flush=True)
+        return 0
+    if args.ftest_simulated is not None:
+        rows = ftest_simulated_study(args.reps, tuple(map(int, args.sizes.split(","))),
+                                     effect_scale=float(args.ftest_simulated), draws=args.draws, seed0=args.seed0)
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
         return 0
     if args.example or args.multinomial or args.bootstrap or args.ftest or args.huber:
         rows = ([*example_study(args.reps)] if args.example else []) + \
