@@ -31,6 +31,7 @@ Studies (docs/inference.md): ``--example`` (the issue's logistic example, per ep
 ``--huber`` (``DPHuberRegressor`` against RLM), ``--ftest-simulated EFFECT --sizes
 500,2000,10000 --draws K`` (``f_test()``'s Wald and simulated-null forms, Alabi and Vadhan
 2022, against statsmodels: size at EFFECT 0, power at slopes EFFECT / sqrt(n)),
+``--clipping EPSILON --sizes N`` (the logistic intervals when rows exceed the declared bound),
 ``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 ``--least-squares --sizes 2000,10000 --dims 2,5 --reps R --seed0 S --out F``: least squares'
@@ -440,6 +441,68 @@ def ftest_simulated_study(reps: int = 200, sizes=(500, 2000, 10000), d: int = 3,
     return out
 
 
+def clipping_study(reps: int = 200, n: int = 10000, d: int = 2, epsilon: float = 1.0,
+                   fractions=(0.1, 0.3)) -> list:
+    """The logistic intervals where the declared row bound does not hold: the grid's
+    logistic model with rows ``a x`` (x uniform in the unit ball, ``a = (1 - f)^(-1/d)``, so
+    a share f of the rows has norm above 1; the truth the grid's coefficients on the
+    scaled rows, ``P(y = 1) = sigmoid(<w, a x> + b)``). Per share f, on the same datasets:
+    ``DPLogisticRegression(inference=True)`` with the default ``data_norm=1`` (the rows
+    beyond it scaled down: the clipping bites), the same with ``data_norm=a`` (a bound that
+    holds), and statsmodels' Logit on the rows as they are and on the clipped rows (the
+    model the clipped fit estimates). Coverage of the truth (min / mean over coefficients),
+    refusals, width against statsmodels' (max over coefficients)."""
+    import statsmodels.api as sm
+    from dperm import DPLogisticRegression
+
+    target = np.concatenate(([INTERCEPT], truth(d)))
+    out = []
+    for f in fractions:
+        a = (1.0 - f) ** (-1.0 / d)
+        cover = {k: [] for k in ("clipped", "holds", "statsmodels", "statsmodels_clipped")}
+        width = {k: [] for k in cover}
+        refused = {"clipped": 0, "holds": 0}
+        beyond = []
+        for r in range(reps):
+            rng = np.random.default_rng([47, n, d, r, int(f * 100)])
+            X = a * ball(rng, n, d)
+            norms = np.linalg.norm(X, axis=1)
+            beyond.append(float(np.mean(norms > 1.0)))
+            y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(X @ truth(d) + INTERCEPT)))).astype(np.int64)
+            clipped = X / np.maximum(norms, 1.0)[:, None]
+            for key, rows in (("statsmodels", X), ("statsmodels_clipped", clipped)):
+                ci = np.asarray(sm.Logit(y, sm.add_constant(rows)).fit(disp=0, maxiter=100).conf_int(0.05))
+                cover[key].append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+                width[key].append(ci[:, 1] - ci[:, 0])
+            seed = int(rng.integers(2**31))
+            for key, norm in (("clipped", 1.0), ("holds", a)):
+                est = DPLogisticRegression(epsilon=epsilon, delta=DELTA, classes=[0, 1], data_norm=norm,
+                                           inference=True, random_state=seed)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(X, y)
+                ci = est.conf_int(0.05)
+                cover[key].append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+                if est.inference_.refused:
+                    refused[key] += 1
+                else:
+                    width[key].append(ci[:, 1] - ci[:, 0])
+        smw = np.mean(width["statsmodels"], 0)
+        row = {"study": "clipping", "n": n, "d": d, "epsilon": epsilon, "share_beyond": round(float(np.mean(beyond)), 3),
+               "scale": round(a, 4), "reps": reps}
+        for key in cover:
+            c = np.mean(cover[key], 0)
+            row[key] = {"coverage_min": round(float(c.min()), 3), "coverage_mean": round(float(c.mean()), 3),
+                        "coverage": np.round(c, 3).tolist(),
+                        "width_ratio_max": round(float((np.mean(width[key], 0) / smw).max()), 2)
+                        if width[key] else None}
+            if key in refused:
+                row[key]["refused"] = refused[key] / reps
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)) -> list:
     """``DPHuberRegressor(inference=True)`` on the linear model of the grid (N(0, 1) errors,
     ``y_bounds = (-8, 8)``, threshold 1.345 in the errors' units: 1.345 / 8 in the model's),
@@ -628,6 +691,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ftest-simulated", default=None, metavar="EFFECT",
                         help="f_test()'s Wald and simulated-null forms against statsmodels at --sizes "
                              "(d = 3, epsilon 0.5 and 1), every slope EFFECT / sqrt(n) (0: the size); --draws")
+    parser.add_argument("--clipping", type=float, default=None, metavar="EPSILON",
+                        help="logistic intervals at EPSILON when 10%% / 30%% of the rows exceed the declared "
+                             "bound, n the first of --sizes (docs/inference.md)")
     parser.add_argument("--draws", type=int, default=99, help="simulated datasets per test (--ftest-simulated)")
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
@@ -654,6 +720,13 @@ def main(argv=None) -> int:
     if args.ftest_simulated is not None:
         rows = ftest_simulated_study(args.reps, tuple(map(int, args.sizes.split(","))),
                                      effect_scale=float(args.ftest_simulated), draws=args.draws, seed0=args.seed0)
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
+        return 0
+    if args.clipping is not None:
+        rows = clipping_study(args.reps, n=int(args.sizes.split(",")[0]), epsilon=args.clipping)
         if args.out:
             with open(args.out, "a") as fh:
                 for row in rows:

@@ -125,3 +125,28 @@ def test_simulated_p_values_are_uniform_under_the_null_slow():
     jitter = p - np.random.default_rng(0).uniform(0, 1 / 40, size=p.size)
     assert kstest(jitter, "uniform").pvalue > 0.01
     assert np.mean(p <= 0.05) <= 0.10
+
+
+def test_refused_draws_are_left_out_and_too_few_refuse_the_test(monkeypatch):
+    """The observed fit passed the refusal, so refused draws are left out of the
+    reference law; with fewer than MIN_ACCEPTED draws left, p-value 1 (never a rejection)."""
+    X, y = _data(2000, 0.5, seed=3)
+    reg = _fit(X, y)
+    real = sim.scaled_huber_inference
+    calls = {"n": 0}
+
+    def every_other_refused(*args, **kwargs):
+        fit = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] % 2:
+            fit.info["refused"] = True
+        return fit
+
+    monkeypatch.setattr(sim, "scaled_huber_inference", every_other_refused)
+    half = reg.f_test(method="simulated", draws=39, random_state=1)
+    assert half["draws_refused"] == 20 and half["p_value"] == pytest.approx(1 / 20)  # 19 left, none reach W
+    monkeypatch.setattr(sim, "scaled_huber_inference",
+                        lambda *a, **k: PrivateFit(np.zeros(4), PrivacyBudget(1.0, 1e-5), "scaled_huber_inference",
+                                                   info={"refused": True}))
+    none = reg.f_test(method="simulated", draws=19, random_state=1)
+    assert none["draws_refused"] == 19 and none["p_value"] == 1.0
