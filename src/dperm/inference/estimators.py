@@ -20,7 +20,6 @@ from ..problem.erm import ERMProblem
 from ..problem.multinomial import MultinomialProblem
 from .mechanism import newton_inference, public_outlook
 from .scaled import DEFAULT_LEAST_SQUARES_METHOD, scaled_huber_inference, scaled_outlook
-from .simulated import DEFAULT_DRAWS, simulated_null_test
 from .softmax import ReferenceSoftmax
 from .table import CoefficientTable, InferenceWarning
 from .._warnings import user_stacklevel
@@ -32,8 +31,6 @@ INFERENCE_OPTIONS = ("steps", "covariance", "gradient_share", "meat_share", "fai
 # least squares' two fits (docs/inference.md): the delta method on the noisy sufficient
 # statistics, or the Huber fit at a multiple of a private residual scale
 LEAST_SQUARES_METHODS = ("auto", "sufficient_statistics", "scaled_huber")
-# f_test's reference law: chi-square(q), or the law under H0 simulated from the released fit
-F_TEST_METHODS = ("wald", "simulated")
 
 
 def _options(value) -> dict | None:
@@ -219,23 +216,14 @@ class InferenceMixin:
         A post-processing of the released model: free."""
         return self._inference_table().conf_int(alpha)
 
-    def f_test(self, names=None, method: str = "wald", draws: int = DEFAULT_DRAWS, random_state=None) -> dict:
+    def f_test(self, names=None) -> dict:
         """The joint Wald / F test of H0: the named coefficients (``inference_.names``; None:
         every coefficient but the intercepts, the regression's overall F test) are all 0,
         with the covariance of the intervals (sampling error and privacy noise).
         Returns ``{"F", "df_num", "df_denom", "p_value", "wald", "names", "refused"}``
         (``df_denom`` infinite: the chi-square form). A post-processing: free. The size
-        and power measured in docs/inference.md.
-
-        ``method="wald"`` (default): W against chi-square(q). ``method="simulated"``
-        (``DPLinearRegression``'s default inference fit only): W against its law under H0
-        simulated from the released fit, ``draws`` datasets each run through the same
-        mechanism (Alabi and Vadhan 2022; :mod:`dperm.inference.simulated`): still a
-        post-processing (no row read, nothing charged), at the cost of ``draws`` fits;
-        the result adds ``"method"``, ``"draws"`` and ``"draws_refused"``.
-        ``random_state`` seeds the simulation."""
-        if method not in F_TEST_METHODS:
-            raise ValueError(f"method must be one of {F_TEST_METHODS}, got {method!r}")
+        and power measured in docs/inference.md; Alabi and Vadhan (2022) study private
+        F tests for linear regression."""
         table = self._inference_table()
         if names is None:
             rows = [i for i, n in enumerate(table.names) if not str(n).endswith("intercept")]
@@ -245,24 +233,7 @@ class InferenceMixin:
             if unknown:
                 raise ValueError(f"unknown coefficient names {unknown}; the names are {list(table.names)}")
             rows = [index[str(n)] for n in names]
-        fit = self.fits_[0]
-        if method == "simulated" and fit.algorithm != "scaled_huber_inference":
-            raise ValueError("method='simulated' is for DPLinearRegression's default inference fit "
-                             "(inference=True, method 'scaled_huber'); use method='wald'")
-        result = table.f_test(rows)
-        if method == "wald":
-            return result
-        result["method"] = "simulated"
-        if result["refused"]:
-            return {**result, "draws": 0, "draws_refused": 0}
-        order = self._inference_layout()[0]
-        scaling = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        options = {k: v for k, v in (_options(getattr(self, "inference", None)) or {}).items() if k != "method"}
-        simulated = simulated_null_test(fit, [order[i] for i in rows], result["wald"],
-                                        n_samples=int(fit.info["n_samples"]), data_norm=self._effective_norm(),
-                                        label_bound=float(self.label_bound), intercept_scaling=scaling,
-                                        options=options, draws=draws, random_state=random_state)
-        return {**result, **simulated}
+        return table.f_test(rows)
 
     def summary(self, alpha: float = 0.05, names=None, per_unit: dict | None = None,
                 privacy: dict | None = None) -> str:

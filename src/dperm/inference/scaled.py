@@ -171,9 +171,8 @@ def scaled_huber_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=No
         ``coef`` the last Huber iterate; ``info``: ``covariance``, ``sampling_covariance``,
         ``noise_covariance``, ``refused``, ``hessian_noise_bound``, ``residual_variance``
         (``(pi / 2)`` times the squared released mean absolute residual, one noise std
-        above: normal errors), ``threshold`` (c, in the model's units) and ``hessian``
-        (the last Huber step's released Hessian): all post-processings of the releases;
-        ``n_samples`` (public). ``hyperparameters["meat_share"]``: the share of
+        above: normal errors) and ``threshold`` (c, in the model's units): all
+        post-processings of the releases. ``hyperparameters["meat_share"]``: the share of
         ``mu^2`` spent on the intervals alone.
     """
     _check(problem, budget, covariance)
@@ -217,10 +216,6 @@ def scaled_huber_inference(problem: ERMProblem, budget: PrivacyBudget, *, rng=No
     info = newton._covariances(H, spread, t, n, separation, noise)
     info["residual_variance"] = 0.5 * math.pi * (mean_abs + sd) ** 2
     info["threshold"] = float(threshold)
-    # for the simulated null of f_test (dperm.inference.simulated): the released Hessian of
-    # the last Huber step (PSD-projected; a release already made) and the public n
-    info["hessian"] = np.array(H, dtype=np.float64)
-    info["n_samples"] = int(n)
     rest = 1.0 - sum(PILOT_SHARES) - SCALE_SHARE
     return PrivateFit(
         coef=np.array(w, dtype=np.float64),
