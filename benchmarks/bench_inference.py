@@ -576,8 +576,8 @@ def clipping_study(reps: int = 200, n: int = 10000, d: int = 2, epsilon: float =
                 else:
                     width[key].append(ci[:, 1] - ci[:, 0])
         smw = np.mean(width["statsmodels"], 0)
-        row = {"study": "clipping", "n": n, "d": d, "epsilon": epsilon, "share_beyond": round(float(np.mean(beyond)), 3),
-               "scale": round(a, 4), "reps": reps}
+        row = {"study": "clipping", "n": n, "d": d, "epsilon": epsilon,
+               "share_beyond": round(float(np.mean(beyond)), 3), "scale": round(a, 4), "reps": reps}
         for key in cover:
             c = np.mean(cover[key], 0)
             row[key] = {"coverage_min": round(float(c.min()), 3), "coverage_mean": round(float(c.mean()), 3),
