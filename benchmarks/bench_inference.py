@@ -28,7 +28,12 @@ starting cells), then ``--plot docs/figures/inference_coverage.png --table`` fro
 
 Studies (docs/inference.md): ``--example`` (the issue's logistic example, per epsilon),
 ``--multinomial`` (K = 3 against MNLogit), ``--ftest`` (size and power of ``f_test()``),
-``--huber`` (``DPHuberRegressor`` against RLM),
+``--huber`` (``DPHuberRegressor`` against RLM), ``--ftest-simulated EFFECT --sizes
+500,2000,10000 --draws K`` (``f_test()``'s Wald form against a simulated null, Alabi and
+Vadhan 2022, measured and not shipped, and statsmodels: size at EFFECT 0, power at slopes
+EFFECT / sqrt(n)),
+``--clipping EPSILON --sizes N`` (the logistic intervals when rows exceed the declared bound),
+``--clipping-real`` (ADULT with two declared ranges narrower than the data's),
 ``--bootstrap N,D,EPS,B`` (least squares: the
 parametric bootstrap against the delta method); ``--reps`` sets their repetitions.
 ``--least-squares --sizes 2000,10000 --dims 2,5 --reps R --seed0 S --out F``: least squares'
@@ -393,6 +398,248 @@ def ftest_study(reps: int = 300, n: int = 10000, d: int = 3, epsilon: float = 1.
     return out
 
 
+def _simulated_design(hessian: np.ndarray, scaling: float):
+    """``(G, mean, root)``: the design's second moments G from the released Hessian of the
+    last Huber step (normalized so that the intercept entry is ``scaling^2``), the
+    features' mean and a square root of their covariance."""
+    H = 0.5 * (hessian + hessian.T)
+    G = H * (scaling * scaling / H[-1, -1])
+    mean = G[:-1, -1] / scaling
+    cov = G[:-1, :-1] - np.outer(mean, mean)
+    values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
+    return G, mean, vectors * np.sqrt(np.clip(values, 0.0, None))
+
+
+def _null_model(w: np.ndarray, G: np.ndarray, rows: list, sigma: float):
+    """``(w0, sigma0)``: the estimate projected onto H0 (the tested coordinates 0) in the
+    design's metric G (restricted least squares), and the null model's residual scale."""
+    tested = np.zeros(w.shape[0], dtype=bool)
+    tested[rows] = True
+    free = ~tested
+    w0 = np.where(tested, 0.0, w)
+    bT = w[tested]
+    GFT, GFF = G[np.ix_(free, tested)], G[np.ix_(free, free)]
+    w0[free] += np.linalg.lstsq(GFF, GFT @ bT, rcond=None)[0]
+    explained = float(bT @ (G[np.ix_(tested, tested)] - GFT.T @ np.linalg.lstsq(GFF, GFT, rcond=None)[0]) @ bT)
+    return w0, math.sqrt(sigma * sigma + max(explained, 0.0))
+
+
+def simulated_null_p_value(fit, hessian, rows: list, observed: float, n: int, draws: int, seed: int,
+                           data_norm: float = math.sqrt(2.0), label_bound: float = 1.0) -> tuple:
+    """Alabi and Vadhan's (2022) Monte Carlo test for the scaled Huber fit's Wald statistic:
+    datasets drawn under H0 from a parametric model fitted to the released fit only (rows
+    normal with the moments of the last released Hessian, clipped to the bound as the
+    mechanism clips; targets the estimate projected onto H0 plus ``N(0, sigma0^2)``,
+    ``sigma0^2`` the released residual scale's square plus what the tested columns
+    explained), each run through the same mechanism (fresh noise, no accountant) and its
+    Wald statistic on the same rows. Refused draws are left out (the observed fit was not
+    refused); fewer than 19 left: p-value 1. Returns ``(p_value, draws_refused)``. A
+    post-processing of ``fit`` (coef, threshold, tuning, spent budget) and the released
+    Hessian; problem coordinates, intercept column last (scaling 1)."""
+    from dperm.inference.scaled import scaled_huber_inference
+    from dperm.privacy.mechanisms import charging
+    from dperm.problem import ERMProblem
+
+    rng = np.random.default_rng(seed)
+    w = np.asarray(fit.coef, dtype=np.float64)
+    G, mean, root = _simulated_design(np.asarray(hessian), 1.0)
+    w0, sigma0 = _null_model(w, G, rows, float(fit.info["threshold"]) / float(fit.hyperparameters["tuning"]))
+    exceed = refused = 0
+    for _ in range(draws):
+        Z = mean + rng.standard_normal((n, mean.shape[0])) @ root.T
+        y = np.clip(Z @ w0[:-1] + w0[-1] + sigma0 * rng.standard_normal(n), -label_bound, label_bound)
+        problem = ERMProblem(Z, y, "squared", data_norm=data_norm, label_bound=label_bound, intercept_scaling=1.0)
+        with charging(None), warnings.catch_warnings():  # a simulation: nothing released, nothing charged
+            warnings.simplefilter("ignore")
+            sim = scaled_huber_inference(problem, fit.privacy_spent, rng=rng)
+        if sim.info["refused"]:
+            refused += 1
+            continue
+        b = np.asarray(sim.coef)[rows]
+        C = np.asarray(sim.info["covariance"])[np.ix_(rows, rows)]
+        exceed += float(b @ np.linalg.lstsq(C, b, rcond=None)[0]) >= observed
+    accepted = draws - refused
+    return ((1.0 + exceed) / (accepted + 1.0) if accepted >= 19 else 1.0), refused
+
+
+def ftest_simulated_study(reps: int = 200, sizes=(500, 2000, 10000), d: int = 3, epsilons=(0.5, 1.0),
+                          effect_scale: float = 0.0, draws: int = 99, seed0: int = 0) -> list:
+    """``f_test()`` (H0: every slope 0, level 5%) against chi-square(q) (the shipped Wald
+    form) and against its law under H0 simulated from the released fit
+    (:func:`simulated_null_p_value`, Alabi and Vadhan 2022, ``draws`` datasets), on the same
+    fits, and statsmodels' OLS F test on the same data. Every slope ``effect_scale /
+    sqrt(n)`` (0: the size). A refused fit gives p-value 1 under both. The released
+    Hessian of the last Huber step is caught from the fit (it is not kept on the model)."""
+    import statsmodels.api as sm
+    from dperm import DPLinearRegression
+    import dperm.inference.mechanism as mech
+
+    caught = {}
+    real = mech._covariances
+
+    def catching(H, *args):
+        caught["H"] = H.copy()
+        return real(H, *args)
+
+    out = []
+    mech._covariances = catching
+    try:
+        for n in sizes:
+            effect = effect_scale / math.sqrt(n)
+            pv = {e: {"wald": [], "simulated": []} for e in epsilons}
+            refused = {e: 0 for e in epsilons}
+            draws_refused = {e: 0 for e in epsilons}
+            anchor_p = []
+            start = time.time()
+            for r in range(reps):
+                rng = np.random.default_rng([43, seed0, n, d, r, int(round(effect_scale * 1000))])
+                X = ball(rng, n, d)
+                y = X @ np.full(d, effect) + INTERCEPT + NOISE * rng.standard_normal(n)
+                anchor_p.append(sm.OLS(y, sm.add_constant(X)).fit().f_pvalue)
+                for e in epsilons:
+                    reg = DPLinearRegression(epsilon=e, delta=DELTA, y_bounds=(-Y_BOUND, Y_BOUND), inference=True,
+                                             random_state=int(rng.integers(2**31)))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        reg.fit(X, y)
+                    hessian = caught["H"]
+                    wald = reg.f_test()
+                    refused[e] += reg.inference_.refused
+                    pv[e]["wald"].append(wald["p_value"])
+                    seed = int(rng.integers(2**31))
+                    if wald["refused"]:
+                        pv[e]["simulated"].append(1.0)
+                        continue
+                    p, k = simulated_null_p_value(reg.fits_[0], hessian, list(range(d)), wald["wald"], n, draws, seed)
+                    pv[e]["simulated"].append(p)
+                    draws_refused[e] += k
+            for e in epsilons:
+                row = {"study": "ftest_simulated", "n": n, "d": d, "epsilon": e, "effect": effect, "reps": reps,
+                       "draws": draws, "refused": refused[e] / reps,
+                       "draws_refused": draws_refused[e] / (reps * draws),
+                       "wald_rejects": float(np.mean(np.array(pv[e]["wald"]) < 0.05)),
+                       "simulated_rejects": float(np.mean(np.array(pv[e]["simulated"]) <= 0.05)),
+                       "statsmodels_rejects": float(np.mean(np.array(anchor_p) < 0.05)),
+                       "wald_p": pv[e]["wald"], "simulated_p": pv[e]["simulated"],
+                       "seconds": round(time.time() - start, 1)}
+                print(json.dumps({k: v for k, v in row.items() if not k.endswith("_p")}), flush=True)
+                out.append(row)
+    finally:
+        mech._covariances = real
+    return out
+
+
+def clipping_study(reps: int = 200, n: int = 10000, d: int = 2, epsilon: float = 1.0,
+                   fractions=(0.1, 0.3)) -> list:
+    """The logistic intervals where the declared row bound does not hold: the grid's
+    logistic model with rows ``a x`` (x uniform in the unit ball, ``a = (1 - f)^(-1/d)``, so
+    a share f of the rows has norm above 1; the truth the grid's coefficients on the
+    scaled rows, ``P(y = 1) = sigmoid(<w, a x> + b)``). Per share f, on the same datasets:
+    ``DPLogisticRegression(inference=True)`` with the default ``data_norm=1`` (the rows
+    beyond it scaled down: the clipping bites), the same with ``data_norm=a`` (a bound that
+    holds), and statsmodels' Logit on the rows as they are and on the clipped rows (the
+    model the clipped fit estimates). Coverage of the truth (min / mean over coefficients),
+    refusals, width against statsmodels' (max over coefficients)."""
+    import statsmodels.api as sm
+    from dperm import DPLogisticRegression
+
+    target = np.concatenate(([INTERCEPT], truth(d)))
+    out = []
+    for f in fractions:
+        a = (1.0 - f) ** (-1.0 / d)
+        cover = {k: [] for k in ("clipped", "holds", "statsmodels", "statsmodels_clipped")}
+        width = {k: [] for k in cover}
+        refused = {"clipped": 0, "holds": 0}
+        beyond = []
+        for r in range(reps):
+            rng = np.random.default_rng([47, n, d, r, int(f * 100)])
+            X = a * ball(rng, n, d)
+            norms = np.linalg.norm(X, axis=1)
+            beyond.append(float(np.mean(norms > 1.0)))
+            y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(X @ truth(d) + INTERCEPT)))).astype(np.int64)
+            clipped = X / np.maximum(norms, 1.0)[:, None]
+            for key, rows in (("statsmodels", X), ("statsmodels_clipped", clipped)):
+                ci = np.asarray(sm.Logit(y, sm.add_constant(rows)).fit(disp=0, maxiter=100).conf_int(0.05))
+                cover[key].append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+                width[key].append(ci[:, 1] - ci[:, 0])
+            seed = int(rng.integers(2**31))
+            for key, norm in (("clipped", 1.0), ("holds", a)):
+                est = DPLogisticRegression(epsilon=epsilon, delta=DELTA, classes=[0, 1], data_norm=norm,
+                                           inference=True, random_state=seed)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(X, y)
+                ci = est.conf_int(0.05)
+                cover[key].append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+                if est.inference_.refused:
+                    refused[key] += 1
+                else:
+                    width[key].append(ci[:, 1] - ci[:, 0])
+        smw = np.mean(width["statsmodels"], 0)
+        row = {"study": "clipping", "n": n, "d": d, "epsilon": epsilon,
+               "share_beyond": round(float(np.mean(beyond)), 3), "scale": round(a, 4), "reps": reps}
+        for key in cover:
+            c = np.mean(cover[key], 0)
+            row[key] = {"coverage_min": round(float(c.min()), 3), "coverage_mean": round(float(c.mean()), 3),
+                        "coverage": np.round(c, 3).tolist(),
+                        "width_ratio_max": round(float((np.mean(width[key], 0) / smw).max()), 2)
+                        if width[key] else None}
+            if key in refused:
+                row[key]["refused"] = refused[key] / reps
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
+def clipping_real_study(seeds: int = 20, epsilons=(1.0, 4.0)) -> list:
+    """ADULT's logistic model (the ``--real`` columns) with two declared ranges narrower than
+    the data's (age 17-60, hours-per-week 1-50; the documented ones 17-90 and 1-99), so that
+    the declared ``PrivateScaler`` clamps those columns: the private interval (through
+    ``make_pipeline``) against statsmodels' Logit on the same linear map *unclamped* (the
+    coefficients the user means), per coefficient: whether the private interval holds
+    statsmodels' estimate, and the ratio of the estimates; ``seeds`` fits per epsilon."""
+    import statsmodels.api as sm
+    from dperm import DPLogisticRegression, make_pipeline
+    from dperm.preprocessing import PrivateScaler
+
+    X, y = real_frame("ADULT")
+    columns = dict(REAL["ADULT"]["columns"], age=(17, 60), **{"hours-per-week": (1, 50)})
+    bounds = list(columns.values())
+    lo, hi = np.array([b[0] for b in bounds], float), np.array([b[1] for b in bounds], float)
+    values = X.to_numpy(dtype=float)
+    beyond = ((values < lo) | (values > hi)).mean(axis=0)
+    linear = 2.0 * (values - lo) / (hi - lo) - 1.0  # the declared map, not clamped
+    clamped = PrivateScaler(bounds=bounds).fit(X).transform(X)
+    anchor_fit = sm.Logit(y, sm.add_constant(linear, has_constant="add")).fit(disp=0)
+    clamped_fit = sm.Logit(y, sm.add_constant(np.asarray(clamped), has_constant="add")).fit(disp=0)
+    target = np.asarray(anchor_fit.params)
+    out = []
+    for e in epsilons:
+        holds, ratios, refused = [], [], 0
+        for s in range(seeds):
+            pipe = make_pipeline(PrivateScaler(bounds=bounds), DPLogisticRegression(classes=[0, 1], inference=True),
+                                 epsilon=e, delta=DELTA, random_state=s)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pipe.fit(X, y)
+            if pipe[-1].inference_.refused:
+                refused += 1
+                continue
+            ci = pipe.conf_int(0.05)
+            holds.append((ci[:, 0] <= target) & (target <= ci[:, 1]))
+            ratios.append(pipe[-1].inference_.params / target)
+        row = {"study": "clipping_real", "data": "ADULT", "epsilon": e, "seeds": seeds, "refused": refused / seeds,
+               "columns": list(columns), "share_clamped": np.round(beyond, 3).tolist(),
+               "statsmodels_unclamped": np.round(target, 3).tolist(),
+               "statsmodels_clamped": np.round(np.asarray(clamped_fit.params), 3).tolist()}
+        if holds:
+            row.update({"holds_target": np.round(np.mean(holds, 0), 2).tolist(),
+                        "estimate_ratio": np.round(np.median(ratios, 0), 3).tolist()})
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def huber_study(reps: int = 150, n: int = 10000, d: int = 2, epsilons=(1.0, 4.0)) -> list:
     """``DPHuberRegressor(inference=True)`` on the linear model of the grid (N(0, 1) errors,
     ``y_bounds = (-8, 8)``, threshold 1.345 in the errors' units: 1.345 / 8 in the model's),
@@ -578,6 +825,15 @@ def main(argv=None) -> int:
     parser.add_argument("--multinomial", action="store_true", help="the multinomial study (docs/inference.md)")
     parser.add_argument("--ftest", action="store_true", help="size and power of f_test() (docs/inference.md)")
     parser.add_argument("--huber", action="store_true", help="DPHuberRegressor against RLM (docs/inference.md)")
+    parser.add_argument("--ftest-simulated", default=None, metavar="EFFECT",
+                        help="f_test()'s Wald and simulated-null forms against statsmodels at --sizes "
+                             "(d = 3, epsilon 0.5 and 1), every slope EFFECT / sqrt(n) (0: the size); --draws")
+    parser.add_argument("--clipping", type=float, default=None, metavar="EPSILON",
+                        help="logistic intervals at EPSILON when 10%% / 30%% of the rows exceed the declared "
+                             "bound, n the first of --sizes (docs/inference.md)")
+    parser.add_argument("--clipping-real", action="store_true",
+                        help="ADULT with two declared ranges narrower than the data's (docs/inference.md)")
+    parser.add_argument("--draws", type=int, default=99, help="simulated datasets per test (--ftest-simulated)")
     parser.add_argument("--bootstrap", default=None, metavar="N,D,EPS,B",
                         help="least squares: parametric bootstrap against the delta method at one cell, "
                              "B the declared |y| bound (docs/inference.md)")
@@ -599,6 +855,28 @@ def main(argv=None) -> int:
                         with open(args.out, "a") as fh:
                             fh.write(json.dumps(row) + "\n")
                 print(f"least squares n={n} d={d} reps={args.reps} seed0={args.seed0} done", flush=True)
+        return 0
+    if args.ftest_simulated is not None:
+        rows = ftest_simulated_study(args.reps, tuple(map(int, args.sizes.split(","))),
+                                     effect_scale=float(args.ftest_simulated), draws=args.draws, seed0=args.seed0)
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
+        return 0
+    if args.clipping_real:
+        rows = clipping_real_study()
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
+        return 0
+    if args.clipping is not None:
+        rows = clipping_study(args.reps, n=int(args.sizes.split(",")[0]), epsilon=args.clipping)
+        if args.out:
+            with open(args.out, "a") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row) + "\n")
         return 0
     if args.example or args.multinomial or args.bootstrap or args.ftest or args.huber:
         rows = ([*example_study(args.reps)] if args.example else []) + \
