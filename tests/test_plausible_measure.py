@@ -154,3 +154,24 @@ def test_large_budgets_follow_the_data_at_any_scale():
         s = PrivateScaler(epsilon=1.0, random_state=seed).fit(X)
         assert 2.8e6 < s.centre_[0] < 3.2e6 and -530 < s.centre_[1] < -470 and 0.8e-3 < s.centre_[2] < 1.2e-3
         assert 2e5 < s.spread_[0] < 1.2e6 and 30 < s.spread_[1] < 200 and 1e-4 < s.spread_[2] < 6e-4
+
+
+def test_the_preprocessor_passes_base_measure_and_refuses_a_bad_one_before_any_charge():
+    import pandas as pd
+
+    from dperm.preprocessing import PrivatePreprocessor
+    from dperm.privacy.budget import BudgetAccountant
+
+    frame = pd.DataFrame({"a": np.arange(200.0) % 2, "b": np.arange(200.0)})
+    fitted = {}
+    for measure in ("plausible", "uniform"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pre = PrivatePreprocessor(base_measure=measure, epsilon=0.05, delta=1e-6, random_state=0).fit(frame)
+        assert pre.scaler_.base_measure == measure
+        fitted[measure] = pre.scaler_.centre_
+    assert not np.array_equal(fitted["plausible"], fitted["uniform"])
+    accountant = BudgetAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match="base_measure"):
+        PrivatePreprocessor(base_measure="flat", epsilon=0.5, accountant=accountant).fit(frame)
+    assert accountant.spent is None  # refused before the role release or any draw was charged
