@@ -105,6 +105,7 @@ def test_plausible_measure_shape():
     p = np.exp(log_prior - log_prior.max())
     p /= p.sum()
     assert p[grid == 0].sum() == pytest.approx(numeric_zero_mass())
+    assert plausible_centres(grid, base, zero=0.0)[grid == 0] == base[grid == 0]  # no atom: 0 at its own weight
     assert p[grid < 0].sum() < 0.1  # negative centres are rare in real columns
     home = (np.abs(grid) >= 1e-2) & (np.abs(grid) <= 1e4) & (grid > 0)
     assert np.all(log_prior[home] == base[home])  # no cost inside the home decades

@@ -109,6 +109,8 @@ SPREAD_HOME = (-2.0, 4.0)  # the spread's broad part: r in [1e-2, 1e4] x max(|ce
 SPREAD_RATE = 1.0  # log-weight lost per decade outside the broad part's home
 SPREAD_NEAR = 0.5  # the concentrated part: radii within half a decade of max(|centre|, 1)
 SPREAD_MASS = 0.5  # its weight in the mixture
+
+
 def _outside(log10_values: np.ndarray, home: tuple[float, float]) -> np.ndarray:
     return np.maximum(0.0, home[0] - log10_values) + np.maximum(0.0, log10_values - home[1])
 
@@ -137,8 +139,9 @@ def plausible_centres(candidates, base=None, rate: float | None = None, home: tu
     zero = ZERO_MASS if zero is None else float(zero)
     values = np.asarray(candidates, dtype=np.float64)
     log_prior = np.zeros(values.shape) if base is None else np.array(base, dtype=np.float64)
-    log_prior = log_prior - rate * _outside(_tenths(values), home) - negative * (values < 0)
     at_zero = values == 0
+    cost = np.where(at_zero, 0.0, _outside(np.where(at_zero, 0.0, _tenths(np.where(at_zero, 1.0, values))), home))
+    log_prior = log_prior - rate * cost - negative * (values < 0)
     if at_zero.any() and 0.0 < zero < 1.0:
         others = float(np.sum(np.exp(log_prior[~at_zero])))
         log_prior[at_zero] = math.log(zero / (1.0 - zero) * others)
