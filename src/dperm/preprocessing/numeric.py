@@ -17,12 +17,13 @@ from .._validation import check_bounds_pair
 from ._base import PrivateTransformerMixin, is_dask as _is_dask, transform_partitions
 from .quantiles import (centre_grid, effective_size, excess_counts, log_grid, quantile_event, range_level, rank_counts,
                         rank_error, round_grid, select_quantile, spread_counts, widening, off_centre_counts,
-                        LEVEL_SWITCH)
+                        LEVEL_SWITCH, plausible_centres, plausible_spreads)
 from .._warnings import user_stacklevel
 
 __all__ = ["PrivateScaler", "METHODS", "private_range"]
 
 METHODS = ("auto", "range", "median")
+BASE_MEASURES = ("plausible", "uniform")
 
 REFINE_POINTS = 64  # candidates of the second, linear stage
 REACH_PRIOR = 1.0  # log-weight lost per grid step (26%) of a range's reach: a decade costs e^-10
@@ -221,6 +222,17 @@ class PrivateScaler(PrivateTransformerMixin):
         (``method="median"``.) Refine the median on a linear grid (three draws per
         column instead of two).
     missing_indicator : bool, default=False
+    base_measure : {"plausible", "uniform"}, default="plausible"
+        The public base measure of the centre and spread draws (``method="median"``, the
+        default grid). "plausible": the values real columns take weigh more
+        (:func:`~dperm.preprocessing.quantiles.plausible_centres`: the centre 0 an atom,
+        magnitudes 1e-2 to 1e4, negatives a tenth; :func:`~dperm.preprocessing.quantiles.
+        plausible_spreads`: half near the centre's scale, half broad), so that a draw with
+        a tiny budget (many columns per row), which follows its base measure, keeps a 0/1
+        column or a count apart instead of landing anywhere in +-1e9; where the data can
+        move the draw, the utility bound grows by a few nats at most (docs/results.md,
+        "Numeric columns at small budgets"). "uniform": the grid's own weights (the earlier
+        draws). Public either way: the draws stay epsilon_draw-DP.
     epsilon : float, default=1.0
         The whole transformer's budget, shared equally by its draws. Unused when
         everything is declared.
@@ -261,8 +273,8 @@ class PrivateScaler(PrivateTransformerMixin):
     """
 
     def __init__(self, bounds=None, *, method="auto", range_switch=0.0, spread_quantile=0.5, spread_multiple=3.0,
-                 candidates=None, refine=True, missing_indicator=False, epsilon=1.0, delta=0.0, accountant=None,
-                 random_state=None):
+                 candidates=None, refine=True, missing_indicator=False, base_measure="plausible", epsilon=1.0,
+                 delta=0.0, accountant=None, random_state=None):
         self.bounds = bounds
         self.method = method
         self.range_switch = range_switch
@@ -271,6 +283,7 @@ class PrivateScaler(PrivateTransformerMixin):
         self.candidates = candidates
         self.refine = refine
         self.missing_indicator = missing_indicator
+        self.base_measure = base_measure
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -360,6 +373,8 @@ class PrivateScaler(PrivateTransformerMixin):
         q = self.spread_quantile
         if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 < q < 1.0:
             raise ValueError(f"spread_quantile must be in (0, 1), got {q!r}")
+        if self.base_measure not in BASE_MEASURES:
+            raise ValueError(f"base_measure must be one of {BASE_MEASURES}, got {self.base_measure!r}")
         k = self.spread_multiple
         if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (math.isfinite(k) and k > 0):
             raise ValueError(f"spread_multiple must be a finite number > 0, got {k!r}")
@@ -389,6 +404,12 @@ class PrivateScaler(PrivateTransformerMixin):
         level = range_level(n, eps, radii.size + 1) if eps > 0 else None
         reaches = np.concatenate([[0.0], radii])
         self.level_ = level  # public: n, the draws' epsilon, the grid's size
+        # the centre and spread's public base measure (plausible_centres / plausible_spreads):
+        # a feature's draws at a tiny budget land at the scales real columns take; a regression
+        # target's scaler (_shorter_spreads, dperm.preprocessing.target) keeps its own measure
+        plausible = (self.base_measure == "plausible" and self.candidates is None and not self._shorter_spreads
+                     and method == "median")
+        median_prior = plausible_centres(grid, centre_prior) if plausible else centre_prior
         for j in range(p):
             if declared[j] is not None:
                 low, high = declared[j]
@@ -402,14 +423,14 @@ class PrivateScaler(PrivateTransformerMixin):
                 centre[j], spread[j], location[j] = 0.5 * (low + high), 0.5 * (high - low), drawn[0]
                 continue
             # an all-missing column still takes its draws (flat scores): the count is public
-            c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng, centre_prior, grouped=True)
+            c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng, median_prior, grouped=True)
             if refine:
                 i = int(np.searchsorted(grid, c))
                 fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
                 c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
             centre[j] = location[j] = c
             # the spread among the rows off the centre (off_centre_counts): no collapse on ties
-            prior = None
+            prior = plausible_spreads(radii, c) if plausible else None
             if self._shorter_spreads:  # a public base measure favouring shorter spreads (targets)
                 prior = -min(REACH_PRIOR, 0.125 * eps * n / radii.size) * np.arange(radii.size)
             spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),

@@ -41,7 +41,8 @@ from ..privacy.mechanisms import exponential_select
 __all__ = ["log_grid", "linear_grid", "round_grid", "quantile_scores", "private_quantile", "quantile_event", "SENSITIVITY",
            "rank_counts", "spread_counts", "excess_counts", "off_centre_counts", "LEVEL_SWITCH", "scores_from_counts", "select_quantile", "rank_error",
            "range_level", "widening", "LEVEL_MIN", "LEVEL_MAX", "LEVEL_TARGET", "LEVEL_MARGIN", "centre_grid",
-           "effective_size", "SUBGRID_POINTS", "SUBGRID_MASS"]
+           "effective_size", "SUBGRID_POINTS", "SUBGRID_MASS", "plausible_centres", "plausible_spreads", "HOME_DECADES",
+           "PLAUSIBLE_RATE", "NEGATIVE_COST", "ZERO_MASS", "SPREAD_HOME", "SPREAD_RATE", "SPREAD_NEAR", "SPREAD_MASS"]
 
 
 SENSITIVITY = 1.0  # replace-one sensitivity of the rank score
@@ -96,6 +97,89 @@ def centre_grid(low_exponent: int = -4, high_exponent: int = 9, per_decade: int 
     are public (a base measure, McSherry and Talwar 2007): the draw stays epsilon-DP.
     """
     return _centre_grid(int(low_exponent), int(high_exponent), int(per_decade), int(points), float(mass))
+
+
+# The plausible base measure of a feature's centre and spread (issue 30, docs/results.md,
+# "Numeric columns at small budgets"): public constants, the same for every table.
+HOME_DECADES = (-2.0, 4.0)  # |centre| in [1e-2, 1e4]: no cost
+PLAUSIBLE_RATE = 1.0  # log-weight lost per decade outside the home decades (0.1 a grid step)
+NEGATIVE_COST = math.log(10.0)  # a negative centre weighs a tenth of its positive mirror
+ZERO_MASS = 0.3  # the centre 0 weighs this fraction of the whole base measure (an atom)
+SPREAD_HOME = (-2.0, 4.0)  # the spread's broad part: r in [1e-2, 1e4] x max(|centre|, 1) at no cost
+SPREAD_RATE = 1.0  # log-weight lost per decade outside the broad part's home
+SPREAD_NEAR = 0.5  # the concentrated part: radii within half a decade of max(|centre|, 1)
+SPREAD_MASS = 0.5  # its weight in the mixture
+
+
+def _outside(log10_values: np.ndarray, home: tuple[float, float]) -> np.ndarray:
+    return np.maximum(0.0, home[0] - log10_values) + np.maximum(0.0, log10_values - home[1])
+
+
+def plausible_centres(candidates, base=None, rate: float | None = None, home: tuple[float, float] | None = None,
+                      negative: float | None = None, zero: float | None = None) -> np.ndarray:
+    """A public base measure (log-weights) over a centre's candidates that favours the
+    values real columns take: ``base`` (the candidates' own log-weights, e.g.
+    :func:`centre_grid`'s) plus ``-rate`` per decade of ``|c|`` outside ``10^home``
+    (counted in steps of a tenth of a decade, the log grid's, so that the round values
+    between two grid points share one weight), ``-negative`` for ``c < 0``, and the
+    candidate 0 an atom holding the fraction ``zero`` of the whole measure. From the
+    candidate values only (public): the draw stays epsilon-DP (McSherry and Talwar 2007's
+    base measure).
+
+    Why: when a column's draw has a tiny budget (many columns per row), its scores differ
+    by a few nats at most and the draw follows the base measure; uniform over
+    ``log_grid()``, that is a centre anywhere in +-1e9 (a 0/1 column centred at 200). Under
+    this measure such a draw lands on 0 or at a human scale instead, and with the spread's
+    (:func:`plausible_spreads`) a 0/1 column or a count keeps its two values apart. At
+    larger budgets the data outweigh it: the cost in the utility bound is at most
+    ``rate`` x (decades outside) + ``negative`` + ``ln(1 / (1 - zero))`` nats."""
+    rate = PLAUSIBLE_RATE if rate is None else float(rate)
+    home = HOME_DECADES if home is None else home
+    negative = NEGATIVE_COST if negative is None else float(negative)
+    zero = ZERO_MASS if zero is None else float(zero)
+    values = np.asarray(candidates, dtype=np.float64)
+    log_prior = np.zeros(values.shape) if base is None else np.array(base, dtype=np.float64)
+    at_zero = values == 0
+    cost = np.where(at_zero, 0.0, _outside(np.where(at_zero, 0.0, _tenths(np.where(at_zero, 1.0, values))), home))
+    log_prior = log_prior - rate * cost - negative * (values < 0)
+    if at_zero.any() and 0.0 < zero < 1.0:
+        others = float(np.sum(np.exp(log_prior[~at_zero])))
+        log_prior[at_zero] = math.log(zero / (1.0 - zero) * others)
+    return log_prior
+
+
+def _tenths(values: np.ndarray) -> np.ndarray:
+    """log10 |v| floored to a tenth of a decade (the log grid's step; 0 -> -inf)."""
+    with np.errstate(divide="ignore"):
+        return np.floor(np.log10(np.abs(values)) * 10.0 + 1e-9) / 10.0
+
+
+def plausible_spreads(radii, centre: float, rate: float | None = None, home: tuple[float, float] | None = None,
+                      near: float | None = None, mass: float | None = None) -> np.ndarray:
+    """A public base measure (log-weights) over a spread's radii given the released
+    centre, a mixture: with weight ``1 - mass``, ``-rate`` per decade of r outside
+    ``10^home x max(|centre|, 1)`` (normalized); with weight ``mass``, uniform over the
+    radii within ``near`` decades of ``max(|centre|, 1)``. A function of the grid and a
+    released value only (adaptive composition): the draw stays epsilon-DP; against the
+    first part alone it costs at most ``ln(1 / (1 - mass))`` nats in the utility bound.
+
+    Why: a spread drawn far above a column's maps all its values to one (the column is
+    lost: a 0/1 column with spread 2.4e5), one drawn below keeps an indicator of the
+    values above the centre; at small budgets the draw follows the base measure, and this
+    one keeps it at the centre's scale, or near 1 for a centre at 0 (a 0/1 column, a
+    count), while the broad part lets the data move it where the budget allows."""
+    rate = SPREAD_RATE if rate is None else float(rate)
+    home = SPREAD_HOME if home is None else home
+    near = SPREAD_NEAR if near is None else float(near)
+    mass = SPREAD_MASS if mass is None else float(mass)
+    scale = float(_tenths(np.array([max(abs(float(centre)), 1.0)]))[0]) if math.isfinite(centre) else 0.0
+    decades = _tenths(np.asarray(radii, dtype=np.float64)) - scale
+    broad = np.exp(-rate * _outside(decades, home))
+    weights = (1.0 - mass) * broad / broad.sum()
+    close = np.abs(decades) <= near + 1e-9
+    if mass > 0 and close.any():
+        weights = weights + mass * close / np.count_nonzero(close)
+    return np.log(weights / weights.max())
 
 
 def effective_size(log_prior) -> float:

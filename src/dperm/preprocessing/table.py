@@ -14,7 +14,7 @@ from ..privacy.accountant import flatten
 from ._base import PrivateTransformerMixin, spent_of
 from .cast import MISSING, canonical_label, label_column, match_declared, real_column, real_value
 from .categorical import PrivateOneHotEncoder, hash_buckets as _hash_buckets, names_levels
-from .numeric import PrivateScaler
+from .numeric import BASE_MEASURES, PrivateScaler
 from .schema import (ROLE_CAP, check_schema, dtype_role, release_roles, role_epsilon, role_event, role_scale,
                      statistics_of)
 from .._warnings import user_stacklevel
@@ -75,7 +75,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         Declared categories (free).
     candidates : dict column -> list, optional
         Declared candidate lists (pure selection) for categorical columns.
-    spread_quantile, spread_multiple, refine : passed to :class:`PrivateScaler`.
+    spread_quantile, spread_multiple, refine, base_measure : passed to :class:`PrivateScaler`
+        (``base_measure="plausible"``, the default: the draws' public base measure favours
+        the values real columns take; "uniform": the earlier draws).
     missing_indicator : "auto", bool, default="auto"
         "auto": an indicator for every numeric column of a DataFrame, whatever its dtype
         (a choice by dtype would follow the data: ``pd.read_csv`` reads an integer column
@@ -113,7 +115,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
                  schema="private",
                  spread_quantile=0.5, spread_multiple=3.0, refine=True, missing_indicator="auto", min_frequency=0.001, max_categories=50, hash_buckets="auto", selection="auto",
                  categorical_weight=1.0,
-                 row_norm="normalize",
+                 row_norm="normalize", base_measure="plausible",
                  epsilon=1.0, delta=0.0, accountant=None, random_state=None):
         self.numeric = numeric
         self.categorical = categorical
@@ -132,6 +134,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self.selection = selection
         self.categorical_weight = categorical_weight
         self.row_norm = row_norm
+        self.base_measure = base_measure
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -351,6 +354,8 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self._check_budget()
         if self.row_norm not in ROW_NORMS:
             raise ValueError(f"row_norm must be one of {ROW_NORMS}, got {self.row_norm!r}")
+        if self.base_measure not in BASE_MEASURES:
+            raise ValueError(f"base_measure must be one of {BASE_MEASURES}, got {self.base_measure!r}")
         check_schema(self.schema)
         from ..distributed import is_dask_collection
 
@@ -450,7 +455,7 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if numeric:
             self.scaler_ = PrivateScaler(
                 [bounds.get(c) for c in numeric], spread_quantile=self.spread_quantile,
-                spread_multiple=self.spread_multiple, refine=self.refine,
+                spread_multiple=self.spread_multiple, refine=self.refine, base_measure=self.base_measure,
                 missing_indicator=False, delta=delta_numeric,
                 epsilon=epsilon * private_numeric / units if private_numeric else epsilon, accountant=self.accountant,
                 random_state=seeds[0]).fit(num_block)
