@@ -375,3 +375,15 @@ def test_a_dask_pipeline_weighs_every_neighbour_alike():
 
     a, b = _fit_pair(make, ddX, ddX, dy, dy2)
     assert a.steps[-1][1].solver_ == b.steps[-1][1].solver_
+
+
+def test_repeated_column_names_are_refused_before_any_charge():
+    """Column names are the schema (public): a repeated one is a clear error with an
+    empty ledger (it failed inside the scaler after the role release was charged)."""
+    from dperm.privacy.budget import BudgetAccountant
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 3)), columns=["a", "a", "b"])
+    accountant = BudgetAccountant(10.0, 1e-3)
+    with pytest.raises(ValueError, match="repeated column names \\['a'\\]"):
+        PrivatePreprocessor(epsilon=1.0, delta=1e-6, accountant=accountant).fit(X)
+    assert accountant.spent is None

@@ -363,6 +363,10 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         self._numeric_array = self._is_numeric_array(X) and self.numeric is None
         self._typed_numeric = isinstance(X, np.ndarray) and X.dtype.kind in "fiub"
         frame = X = self._check_numeric_array(X) if self._numeric_array else self._frame(X)
+        columns = getattr(frame, "columns", None)
+        if columns is not None and pd.Index(columns).has_duplicates:  # the schema, public: before any charge
+            repeated = sorted({str(c) for c in pd.Index(columns)[pd.Index(columns).duplicated()]})
+            raise ValueError(f"X has repeated column names {repeated[:10]}: a column must be named once")
         numeric, categorical = self._roles(frame)
         undeclared = self._undeclared(frame)
         if not numeric and not categorical and not undeclared:
