@@ -18,7 +18,10 @@ regression, the final dperm estimator) share the one total budget:
    clipped into the range used. Where the public inputs say the model will be noise
    (:func:`regression_regime`), the pipeline predicts the target's private median
    instead (the intercept-only model), drawn with the whole budget (the unused
-   preprocessing and model are fitted on a public stand-in, no row of the data);
+   preprocessing and model are fitted on a public stand-in, no row of the data). A
+   classifier with declared classes has the same regime (:func:`classifier_regime`):
+   the class counts are released with the whole budget and the released majority class
+   is predicted;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
    accountant certifies for each step before it at the step's delta (``budgets_``), and
    ``delta`` minus those deltas, and the public row-norm bound of the last private
@@ -106,8 +109,8 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
 # The "constant" regime of a classifier (classifier_regime): the model would be noise, so the
 # pipeline releases the class frequencies with the whole budget and predicts the released majority.
 CLASSIFIER_CONSTANT_SNR = 0.095  # below this public signal-to-noise estimate (docs/results.md, "A classifier's
-# constant regime": on 17 tables every fit below it at epsilon 0.1 was at or under the majority class, and
-# every fit at epsilon 1 was above it: the measured boundary lies between 0.090 and 0.097)
+# constant regime": on 17 tables every fit at epsilon 0.1 was at or under the majority class, and the
+# smallest estimate at epsilon 1 was 0.097; from 0.091 to 0.097 the same 9 tables go constant at 0.1)
 
 
 def classifier_regime(final, n, n_columns: int, epsilon: float, delta: float, *, transformers: int = 1) -> str:
@@ -317,7 +320,11 @@ class DPPipeline(Pipeline):
         target's private median (drawn with the whole epsilon, :data:`CONSTANT_TARGET_SHARE`;
         the preprocessing and the estimator, whose output goes unused, are fitted on a
         public stand-in of X's header, charged to a scratch ledger); ``"auto"`` chooses by
-        :func:`regression_regime` from public inputs only. Classifiers: ignored.
+        :func:`regression_regime` from public inputs only. A classifier's ``"constant"``
+        (declared ``classes`` only, not with ``inference``): the declared classes' counts
+        released with the whole epsilon (:func:`release_class_counts`), the released majority
+        predicted for every row and the released frequencies as ``predict_proba``;
+        ``"auto"`` chooses by :func:`classifier_regime`.
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
         samplers); an int seeds every private step (experiments).
@@ -334,8 +341,10 @@ class DPPipeline(Pipeline):
     y_bounds_ : the target bounds used (regressors): declared, or the private map
         (:func:`~dperm.preprocessing.target.target_range`).
     y_range_ : the range the predictions are clipped into (declared, or released).
-    regime_ : "model" or "constant" (regressors; public inputs only).
-    constant_ : the target's private median, the prediction of the ``"constant"`` regime.
+    regime_ : "model" or "constant" (public inputs only).
+    constant_ : the target's private median, the prediction of a regressor's ``"constant"`` regime.
+    class_frequencies_ : a classifier's released class frequencies in its ``"constant"``
+        regime (in the order of ``classes_``), else None.
     selected_ : the columns the feature selection kept (None: no selection ran).
     """
 
