@@ -19,7 +19,7 @@ regression, the final dperm estimator) share the one total budget:
    (:func:`regression_regime`), the pipeline predicts the target's private median
    instead (the intercept-only model), drawn with the whole budget (the unused
    preprocessing and model are fitted on a public stand-in, no row of the data). A
-   classifier with declared classes has the same regime (:func:`classifier_regime`):
+   classifier with declared classes has the same regime (:mod:`dperm.preprocessing.labels`):
    the class counts are released with the whole budget and the released majority class
    is predicted;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
@@ -104,102 +104,6 @@ def regression_regime(final, n, n_columns: int, epsilon: float, delta: float, *,
     except (ValueError, TypeError, AttributeError):  # an estimator whose noise the estimate does not cover
         return "model"
     return "constant" if ratio < CONSTANT_SNR else "model"
-
-
-# The "constant" regime of a classifier (classifier_regime): the model would be noise, so the
-# pipeline releases the class frequencies with the whole budget and predicts the released majority.
-CLASSIFIER_CONSTANT_SNR = 0.095  # below this public signal-to-noise estimate (docs/results.md, "A classifier's
-# constant regime": on 17 tables every fit at epsilon 0.1 was at or under the majority class, and the
-# smallest estimate at epsilon 1 was 0.097; from 0.091 to 0.097 the same 9 tables go constant at 0.1)
-
-
-def classifier_regime(final, n, n_columns: int, epsilon: float, delta: float, *, transformers: int = 1) -> str:
-    """``"constant"`` when a classifier's fit at the budget the pipeline would leave it is
-    predicted to be noise, else ``"model"``: the counterpart of :func:`regression_regime`.
-    Public inputs only: the rows n, the table's columns, the budget, the default shares
-    and the estimator's declared ``classes``, loss, solver and constraint; the estimate is
-    :func:`classifier_signal_to_noise`, below :data:`CLASSIFIER_CONSTANT_SNR`. Never
-    ``"constant"`` without declared classes (the label set would come from the data) or
-    with ``inference`` (the intervals are for a model)."""
-    ratio = classifier_signal_to_noise(final, n, n_columns, epsilon, delta, transformers=transformers)
-    return "constant" if ratio < CLASSIFIER_CONSTANT_SNR else "model"
-
-
-def classifier_signal_to_noise(final, n, n_columns: int, epsilon: float, delta: float, *,
-                               transformers: int = 1) -> float:
-    """:func:`dperm.expectations.signal_to_noise` of a classifier's fit in a pipeline (of
-    one one-vs-rest fit at its share of the budget, or of the multinomial fit), from
-    public inputs only; ``inf`` where no constant regime applies (not a dperm classifier,
-    classes not declared, ``inference`` asked for, an estimate that does not cover it)."""
-    from sklearn.base import is_classifier
-
-    from .expectations import signal_to_noise
-
-    if not (is_classifier(final) and hasattr(final, "_loss") and isinstance(n, numbers.Integral) and n > 0):
-        return math.inf
-    params = final.get_params(deep=False)
-    if params.get("inference") or params.get("classes") is None:
-        return math.inf
-    try:
-        k = len(params["classes"])
-    except TypeError:
-        return math.inf
-    model_share = 1.0 - DEFAULT_TRANSFORMER_SHARE * transformers
-    if not (k >= 2 and model_share > 0):
-        return math.inf
-    fit_epsilon, loss, classes = model_share * float(epsilon), final._loss(), 2
-    try:
-        if k > 2:
-            if final._multi_class(np.zeros((0, 1))) == "multinomial":  # public: the parameters
-                loss, classes = "multinomial", k
-            else:  # one-vs-rest: each fit gets epsilon / K (PrivacyBudget.split)
-                fit_epsilon /= k
-        return float(signal_to_noise(int(n), int(n_columns) + int(bool(params.get("fit_intercept", True))),
-                                     fit_epsilon, float(delta), loss=loss, alpha=params.get("alpha", "auto"),
-                                     data_norm=1.0, constraint=final._constraint(),
-                                     solver=params.get("solver", "auto"), n_classes=classes))
-    except (ValueError, TypeError, AttributeError):  # an estimator whose noise the estimate does not cover
-        return math.inf
-
-
-def count_noise_scale(epsilon: float) -> int:
-    """The integer scale t of the discrete Laplace noise on a vector of class counts of
-    replace-one L1 sensitivity 2: the smallest t with ``2 / t <= epsilon`` (as floats)."""
-    t = max(1, math.ceil(2.0 / float(epsilon)))
-    while 2.0 / t > float(epsilon):
-        t += 1
-    return t
-
-
-def class_counts(codes: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
-    """Weighted counts of the classes ``codes`` (0..k-1), each rounded to an integer so that
-    replacing one row (weight in [0, 1]) moves at most two counts by at most one each
-    (L1 sensitivity 2): weights quantized to multiples of 2^-20 and summed exactly as
-    integers, then rounded half up, ``floor(S + 1/2)``, which commutes with adding 1."""
-    unit = 1 << 20
-    quantized = np.floor(np.clip(weights, 0.0, 1.0) * unit + 0.5).astype(np.int64)
-    # float64 sums of integers below 2^53 are exact: n up to 8e9 rows
-    totals = np.bincount(codes, weights=quantized, minlength=k).astype(np.int64)
-    return (totals + unit // 2) // unit
-
-
-def release_class_counts(codes: np.ndarray, weights: np.ndarray, k: int, epsilon: float, source):
-    """(noisy counts, event): the k class counts (:func:`class_counts`) plus iid discrete
-    Laplace noise of scale :func:`count_noise_scale` (the geometric mechanism; Ghosh,
-    Roughgarden, Sundararajan 2009), ``2 / t <= epsilon``-DP under replace-one. The
-    event is built from public inputs; the caller charges it before calling."""
-    from .privacy.exact_sampling import discrete_laplace
-
-    t = count_noise_scale(epsilon)
-    return class_counts(codes, weights, k) + discrete_laplace(source, t, k), ev.DiscreteLaplaceRelease(scale=t,
-                                                                                                     sensitivity=2)
-
-
-def released_frequencies(noisy: np.ndarray) -> np.ndarray:
-    """Class probabilities from noisy counts (a post-processing): clipped at 0, plus one
-    half each (strictly positive, so that intercepts can give them), normalized."""
-    counts = np.maximum(np.asarray(noisy, dtype=np.float64), 0.0) + 0.5
-    return counts / counts.sum()
 
 
 def check_schema_dtypes(step) -> bool:
@@ -322,9 +226,8 @@ class DPPipeline(Pipeline):
         public stand-in of X's header, charged to a scratch ledger); ``"auto"`` chooses by
         :func:`regression_regime` from public inputs only. A classifier's ``"constant"``
         (declared ``classes`` only, not with ``inference``): the declared classes' counts
-        released with the whole epsilon (:func:`release_class_counts`), the released majority
-        predicted for every row and the released frequencies as ``predict_proba``;
-        ``"auto"`` chooses by :func:`classifier_regime`.
+        released with the whole epsilon, the released majority predicted for every row, the
+        released frequencies as ``predict_proba`` (:mod:`dperm.preprocessing.labels`).
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
         samplers); an int seeds every private step (experiments).
@@ -343,8 +246,7 @@ class DPPipeline(Pipeline):
     y_range_ : the range the predictions are clipped into (declared, or released).
     regime_ : "model" or "constant" (public inputs only).
     constant_ : the target's private median, the prediction of a regressor's ``"constant"`` regime.
-    class_frequencies_ : a classifier's released class frequencies in its ``"constant"``
-        regime (in the order of ``classes_``), else None.
+    class_frequencies_ : a classifier's released class frequencies (``"constant"``), else None.
     selected_ : the columns the feature selection kept (None: no selection ran).
     """
 
@@ -423,11 +325,11 @@ class DPPipeline(Pipeline):
             raise ValueError(f"target_range must be 'auto', 'private' or 'declared', got {self.target_range!r}")
         from sklearn.base import is_classifier
 
-        if is_classifier(final) and self.regime != "model":
-            params = final.get_params(deep=False)
-            if self.regime == "constant" and (params.get("classes") is None or params.get("inference")):
-                raise ValueError("regime='constant' for a classifier needs declared classes (classes=[...]) and no "
-                                 "inference (the intervals are for a model)")
+        from .preprocessing import labels
+
+        if is_classifier(final):
+            if self.regime == "constant":
+                labels.check_constant(final)
         elif not is_regressor(final):
             return "model"
         if self.regime != "auto":
@@ -437,8 +339,8 @@ class DPPipeline(Pipeline):
             return "model"
         transformers = sum(1 for _, step in self.steps[:-1] if _is_private_transformer(step))
         if is_classifier(final):
-            return classifier_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
-                                     total.delta, transformers=transformers)
+            return labels.classifier_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
+                                            total.delta, model_share=1.0 - DEFAULT_TRANSFORMER_SHARE * transformers)
         return regression_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
                                  total.delta, transformers=transformers, target_share=self._target_default)
 
@@ -656,8 +558,12 @@ class DPPipeline(Pipeline):
         if self.regime_ == "constant" and not is_regressor(final):
             self.constant_ = None
             if y is not None:
-                with budget_part(0.0, first_part + len(parts)):
-                    event = self._class_frequencies(final, final_name, y, params, total, accountant, seeds[-2])
+                from .preprocessing.labels import declared_classes, release_frequencies
+
+                with budget_part(0.0, first_part + len(parts)):  # the whole budget: nothing else reads the data
+                    self.class_frequencies_, event = release_frequencies(
+                        y, declared_classes(final), params.get(f"{final_name}__sample_weight"), total.epsilon,
+                        accountant, seeds[-2] if self.random_state is not None else None)
                 events.append(event)
                 charge_part("y", event, 0.0)
         if self.regime_ == "constant":
@@ -709,30 +615,16 @@ class DPPipeline(Pipeline):
         if self.random_state is not None:
             settings["random_state"] = int(np.random.SeedSequence(int(self.random_state)).generate_state(1)[0])
         final.set_params(**settings)
-        classifier = not is_regressor(final)
-        if classifier:  # public labels: the declared classes in turn
-            from .estimators.linear import resolve_classes
+        from .preprocessing import labels as classes
 
-            declared = resolve_classes(final.get_params(deep=False)["classes"], np.zeros(0))
-            labels = declared[np.arange(rows) % len(declared)]
-        else:
-            labels = np.zeros(rows)
+        classifier = not is_regressor(final)  # its stand-in labels: the declared classes in turn
+        labels = np.resize(classes.declared_classes(final), rows) if classifier else np.zeros(rows)
         with warnings.catch_warnings():  # said once, by _check_target_feasible
             warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
             final.fit(np.zeros((rows, width)), labels)
         final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
-        if classifier:
-            # intercepts whose probabilities are the released frequencies p: log p for a softmax
-            # model, logit p_j for one-vs-rest (normalized by predict_proba to p), logit p_1 binary
-            p = getattr(self, "class_frequencies_", None)
-            if p is None:  # fitted without y: uniform
-                p = np.full(len(declared), 1.0 / len(declared))
-            if getattr(final, "multi_class_", "ovr") == "multinomial":
-                intercept = np.log(p)
-            else:
-                intercept = np.log(p) - np.log1p(-p)
-                intercept = intercept[1:] if len(p) == 2 else intercept
-            final.intercept_ = np.asarray(intercept, dtype=np.float64).reshape(np.shape(final.intercept_))
+        if classifier:  # intercepts whose probabilities are the released frequencies
+            classes.set_intercepts(final, getattr(self, "class_frequencies_", None))
         else:
             final.intercept_ = np.float64(self.constant_)
         self.event_ = ev.composed(events)
@@ -744,33 +636,6 @@ class DPPipeline(Pipeline):
         self.privacy_spent_ = PrivacyBudget(min(certified, total.epsilon), total.delta)
         self.budgets_ = budgets
         return self
-
-    def _class_frequencies(self, final, final_name, y, params, total, accountant, seed):
-        """A classifier's ``"constant"`` regime: the declared classes' counts released with
-        the whole budget (:func:`release_class_counts`, charged before y is read); sets
-        ``class_frequencies_`` (a post-processing, :func:`released_frequencies`) and
-        returns the event. A row's weight (0 for a label outside the declared classes, as
-        the estimator would) counts it; y holds declared labels only (checked above)."""
-        import pandas as pd
-
-        from .estimators.linear import resolve_classes
-        from .privacy.exact_sampling import GeneratorSource, SecureRandom
-        from .privacy.mechanisms import charge, charging
-
-        declared = resolve_classes(final.get_params(deep=False)["classes"], np.zeros(0))
-        epsilon = total.epsilon  # the whole budget: nothing else reads the data
-        event = ev.DiscreteLaplaceRelease(scale=count_noise_scale(epsilon), sensitivity=2)
-        with charging(accountant):  # before y is read
-            charge(event, "class counts")
-        y = np.asarray(y, dtype=object).ravel()
-        codes = pd.Index(list(declared)).get_indexer(y)
-        weight = params.get(f"{final_name}__sample_weight")
-        weights = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=np.float64)
-        weights = np.where(codes >= 0, weights, 0.0)  # y holds declared labels only; kept total regardless
-        source = SecureRandom() if self.random_state is None else GeneratorSource(np.random.default_rng(seed))
-        noisy, _ = release_class_counts(np.maximum(codes, 0), weights, len(declared), epsilon, source)
-        self.class_frequencies_ = released_frequencies(noisy)
-        return event
 
     def _select(self, X, y, final, final_name, params, total, accountant, seed, part):
         """The private feature selection (:func:`~dperm.preprocessing.selection.kendall_select`),
@@ -885,20 +750,12 @@ class DPPipeline(Pipeline):
         (:func:`~dperm.preprocessing.target.warn_if_target_noisy`)."""
         if not hasattr(self, "regime_"):  # called before fit (dperm fit's checks): the same public plan
             self._plan_regime(final, X, total)
-        if self.regime_ == "constant" and not is_regressor(final):
-            from .expectations import NoiseDominatesWarning
-
-            warnings.warn(
-                f"a classification model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and "
-                f"epsilon={total.epsilon:g} would be mostly privacy noise: the pipeline releases the class "
-                "frequencies (noisy counts, the whole budget) and predicts the released majority class. More rows, "
-                "a larger epsilon or fewer columns give a model; regime='model' fits one anyway",
-                NoiseDominatesWarning, stacklevel=user_stacklevel())
-            return
         if self.regime_ == "constant":
             from .expectations import NoiseDominatesWarning
+            from .preprocessing.labels import constant_message
 
-            warnings.warn(
+            message = constant_message(int(X.shape[0]), int(X.shape[1]), total.epsilon)  # a classifier's
+            warnings.warn(message if not is_regressor(final) else
                 f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
                 "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
                 "model, drawn with the whole budget). More rows, a larger epsilon or fewer columns give a model; "
