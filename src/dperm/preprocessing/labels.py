@@ -34,9 +34,10 @@ CLASSIFIER_CONSTANT_SNR = 0.095  # below this public signal-to-noise estimate (d
 
 def classifier_regime(final, n, n_columns: int, epsilon: float, delta: float, *, model_share: float = 0.6) -> str:
     """``"constant"`` when a classifier's fit at the budget the pipeline would leave it is
-    predicted to be noise, else ``"model"``: the counterpart of :func:`regression_regime`.
-    Public inputs only: the rows n, the table's columns, the budget, the model's default
-    share of it (``model_share``) and the estimator's declared ``classes``, loss, solver and constraint; the estimate is
+    predicted to be noise, else ``"model"``: the counterpart of
+    :func:`dperm.pipeline.regression_regime`. Public inputs only: the rows n, the table's
+    columns, the budget, the model's default share of it (``model_share``) and the
+    estimator's declared ``classes``, loss, solver and constraint; the estimate is
     :func:`classifier_signal_to_noise`, below :data:`CLASSIFIER_CONSTANT_SNR`. Never
     ``"constant"`` without declared classes (the label set would come from the data) or
     with ``inference`` (the intervals are for a model)."""
@@ -95,7 +96,8 @@ def class_counts(codes: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
     (L1 sensitivity 2): weights quantized to multiples of 2^-20 and summed exactly as
     integers, then rounded half up, ``floor(S + 1/2)``, which commutes with adding 1."""
     unit = 1 << 20
-    quantized = np.floor(np.clip(weights, 0.0, 1.0) * unit + 0.5).astype(np.int64)
+    weights = np.clip(np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0), 0.0, 1.0)
+    quantized = np.floor(weights * unit + 0.5).astype(np.int64)
     # float64 sums of integers below 2^53 are exact: n up to 8e9 rows
     totals = np.bincount(codes, weights=quantized, minlength=k).astype(np.int64)
     return (totals + unit // 2) // unit
