@@ -14,8 +14,9 @@ import pytest
 
 import dperm
 from dperm.expectations import NoiseDominatesWarning
-from dperm.preprocessing.labels import (CLASSIFIER_CONSTANT_SNR, class_counts, classifier_regime, classifier_signal_to_noise,
-                            count_noise_scale, release_class_counts, released_frequencies)
+from dperm.preprocessing.labels import (CLASSIFIER_CONSTANT_SNR, class_counts, classifier_regime,
+                                       classifier_signal_to_noise, count_noise_scale, release_class_counts,
+                                       released_frequencies)
 from dperm.privacy import events as ev
 from dperm.privacy.accountant import epsilon as certified_epsilon
 from dperm.privacy.budget import BudgetAccountant

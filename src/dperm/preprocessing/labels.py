@@ -164,10 +164,10 @@ def check_constant(final) -> None:
 
 def constant_message(n: int, columns: int, epsilon: float) -> str:
     """The pipeline's warning in a classifier's constant regime (public inputs only)."""
-    return (f"a classification model at n={n} rows, {columns} columns and epsilon={epsilon:g} would be mostly "
-            "privacy noise: the pipeline releases the class frequencies (noisy counts, the whole budget) and "
-            "predicts the released majority class. More rows, a larger epsilon or fewer columns give a model; "
-            "regime='model' fits one anyway")
+    return (f"the privacy noise will likely dominate a classification model at n={n} rows, {columns} columns and "
+            f"epsilon={epsilon:g}: the pipeline releases the class frequencies instead (noisy counts, the whole "
+            "budget) and predicts the released majority class. More rows, a larger epsilon or fewer columns give a "
+            "model; regime='model' fits one anyway")
 
 
 def set_intercepts(final, frequencies) -> None:
