@@ -87,8 +87,9 @@ def test_the_preprocessing_warning_names_the_line_that_called_the_pipelines_fit(
     frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        pipe = dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=0.1, random_state=0,
+                                   regime="model")  # the model's regime: its preprocessing reads the data
         line = _here() + 1
-        dperm.make_pipeline(dperm.DPLogisticRegression(classes=[0, 1]), epsilon=0.1, random_state=0).fit(
-            frame, (frame["a"] > 0).astype(int))
+        pipe.fit(frame, (frame["a"] > 0).astype(int))
     for w in _only(caught, PreprocessingNoiseWarning):
         assert (w.filename, w.lineno) == (__file__, line)

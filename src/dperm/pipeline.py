@@ -18,7 +18,10 @@ regression, the final dperm estimator) share the one total budget:
    clipped into the range used. Where the public inputs say the model will be noise
    (:func:`regression_regime`), the pipeline predicts the target's private median
    instead (the intercept-only model), drawn with the whole budget (the unused
-   preprocessing and model are fitted on a public stand-in, no row of the data);
+   preprocessing and model are fitted on a public stand-in, no row of the data). A
+   classifier with declared classes has the same regime (:mod:`dperm.preprocessing.labels`):
+   the class counts are released with the whole budget and the released majority class
+   is predicted;
 3. the estimator gets what is left by basic composition, ``epsilon`` minus what the one
    accountant certifies for each step before it at the step's delta (``budgets_``), and
    ``delta`` minus those deltas, and the public row-norm bound of the last private
@@ -221,7 +224,10 @@ class DPPipeline(Pipeline):
         target's private median (drawn with the whole epsilon, :data:`CONSTANT_TARGET_SHARE`;
         the preprocessing and the estimator, whose output goes unused, are fitted on a
         public stand-in of X's header, charged to a scratch ledger); ``"auto"`` chooses by
-        :func:`regression_regime` from public inputs only. Classifiers: ignored.
+        :func:`regression_regime` from public inputs only. A classifier's ``"constant"``
+        (declared ``classes`` only, not with ``inference``): the declared classes' counts
+        released with the whole epsilon, the released majority predicted for every row, the
+        released frequencies as ``predict_proba`` (:mod:`dperm.preprocessing.labels`).
     random_state : None or int
         None: every private step keeps its own ``random_state`` (None: the secure
         samplers); an int seeds every private step (experiments).
@@ -238,8 +244,9 @@ class DPPipeline(Pipeline):
     y_bounds_ : the target bounds used (regressors): declared, or the private map
         (:func:`~dperm.preprocessing.target.target_range`).
     y_range_ : the range the predictions are clipped into (declared, or released).
-    regime_ : "model" or "constant" (regressors; public inputs only).
-    constant_ : the target's private median, the prediction of the ``"constant"`` regime.
+    regime_ : "model" or "constant" (public inputs only).
+    constant_ : the target's private median, the prediction of a regressor's ``"constant"`` regime.
+    class_frequencies_ : a classifier's released class frequencies (``"constant"``), else None.
     selected_ : the columns the feature selection kept (None: no selection ran).
     """
 
@@ -316,7 +323,14 @@ class DPPipeline(Pipeline):
             raise ValueError(f"regime must be 'auto', 'model' or 'constant', got {self.regime!r}")
         if self.target_range not in ("auto", "private", "declared"):
             raise ValueError(f"target_range must be 'auto', 'private' or 'declared', got {self.target_range!r}")
-        if not is_regressor(final):
+        from sklearn.base import is_classifier
+
+        from .preprocessing import labels
+
+        if is_classifier(final):
+            if self.regime == "constant":
+                labels.check_constant(final)
+        elif not is_regressor(final):
             return "model"
         if self.regime != "auto":
             return self.regime
@@ -324,6 +338,9 @@ class DPPipeline(Pipeline):
         if n is None or hasattr(n, "compute") or not isinstance(n, numbers.Integral):
             return "model"
         transformers = sum(1 for _, step in self.steps[:-1] if _is_private_transformer(step))
+        if is_classifier(final):
+            return labels.classifier_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
+                                            total.delta, model_share=1.0 - DEFAULT_TRANSFORMER_SHARE * transformers)
         return regression_regime(final, int(n), int(X.shape[1]) if len(X.shape) > 1 else 1, total.epsilon,
                                  total.delta, transformers=transformers, target_share=self._target_default)
 
@@ -449,7 +466,7 @@ class DPPipeline(Pipeline):
 
             y, params = self._check_target_before_any_charge(final, final_name, y, params,
                                                              always_weight=is_dask_collection(X))
-        if is_regressor(final) and y is not None:
+        if y is not None and (is_regressor(final) or self.regime_ == "constant"):
             self._check_target_feasible(final, X, total)
         accountant = self.accountant if self.accountant is not None else BudgetAccountant(total)
         self.accountant_ = accountant
@@ -537,6 +554,18 @@ class DPPipeline(Pipeline):
             model_delta = math.nextafter(model_delta, 0.0)  # up to at most the total, as floats too
         while model_epsilon > 0 and math.fsum([spent_epsilon, model_epsilon]) > total.epsilon:
             model_epsilon = math.nextafter(model_epsilon, 0.0)
+        self.class_frequencies_ = None
+        if self.regime_ == "constant" and not is_regressor(final):
+            self.constant_ = None
+            if y is not None:
+                from .preprocessing.labels import declared_classes, release_frequencies
+
+                with budget_part(0.0, first_part + len(parts)):  # the whole budget: nothing else reads the data
+                    self.class_frequencies_, event = release_frequencies(
+                        y, declared_classes(final), params.get(f"{final_name}__sample_weight"), total.epsilon,
+                        accountant, seeds[-2] if self.random_state is not None else None)
+                events.append(event)
+                charge_part("y", event, 0.0)
         if self.regime_ == "constant":
             return self._fit_constant(final, final_name, Xt, norm, total, events, budgets, parts, first_part)
         if not model_epsilon > 0 or model_delta < 0:
@@ -586,11 +615,18 @@ class DPPipeline(Pipeline):
         if self.random_state is not None:
             settings["random_state"] = int(np.random.SeedSequence(int(self.random_state)).generate_state(1)[0])
         final.set_params(**settings)
+        from .preprocessing import labels as classes
+
+        classifier = not is_regressor(final)  # its stand-in labels: the declared classes in turn
+        labels = np.resize(classes.declared_classes(final), rows) if classifier else np.zeros(rows)
         with warnings.catch_warnings():  # said once, by _check_target_feasible
             warnings.filterwarnings("ignore", category=NoiseDominatesWarning)
-            final.fit(np.zeros((rows, width)), np.zeros(rows))
+            final.fit(np.zeros((rows, width)), labels)
         final.coef_ = np.zeros_like(np.asarray(final.coef_, dtype=np.float64))
-        final.intercept_ = np.float64(self.constant_)
+        if classifier:  # intercepts whose probabilities are the released frequencies
+            classes.set_intercepts(final, getattr(self, "class_frequencies_", None))
+        else:
+            final.intercept_ = np.float64(self.constant_)
         self.event_ = ev.composed(events)
         charged = [ev.BudgetPart(event, delta=delta, part=first_part + k) for k, (event, delta) in enumerate(parts)
                    if not isinstance(event, ev.NoOpDpEvent)]
@@ -716,8 +752,10 @@ class DPPipeline(Pipeline):
             self._plan_regime(final, X, total)
         if self.regime_ == "constant":
             from .expectations import NoiseDominatesWarning
+            from .preprocessing.labels import constant_message
 
-            warnings.warn(
+            message = constant_message(int(X.shape[0]), int(X.shape[1]), total.epsilon)  # a classifier's
+            warnings.warn(message if not is_regressor(final) else
                 f"a regression model at n={int(X.shape[0])} rows, {int(X.shape[1])} columns and epsilon={total.epsilon:g} "
                 "would be mostly privacy noise: the pipeline predicts the target's private median (the intercept-only "
                 "model, drawn with the whole budget). More rows, a larger epsilon or fewer columns give a model; "
