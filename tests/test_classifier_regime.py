@@ -264,3 +264,22 @@ def test_dperm_fit_and_predict_keep_working_on_the_constant_classifier(tmp_path)
     assert not np.asarray(record["coef"]).any()
     predicted = pd.read_csv(predictions).iloc[:, -1].to_numpy()
     assert len(predicted) == len(frame) and len(np.unique(predicted)) == 1
+
+
+def test_dperm_fit_names_the_constant_classifier_and_regime_model_fits_the_model(tmp_path, capsys):
+    """The closing line says what was released (the majority of noisy class counts, not
+    a regression's median), and --regime model fits the model on the command line."""
+    from dperm.cli import main
+
+    X, y = table(600, columns=4)
+    data = tmp_path / "small.csv"
+    X.assign(label=y).to_csv(data, index=False)
+    base = ["fit", str(data), "--target", "label", "--loss", "logistic", "--classes", "0,1", "--epsilon", "0.1",
+            "--seed", "0"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*base, "--out", str(tmp_path / "c.json")]) == 0
+        line = capsys.readouterr().out
+        assert main([*base, "--regime", "model", "--out", str(tmp_path / "m.json")]) == 0
+    assert "the released majority class" in line and "median" not in line
+    assert np.asarray(json.loads((tmp_path / "m.json").read_text())["coef"]).any()

@@ -294,18 +294,22 @@ def test_dperm_fit_says_it_fitted_the_constant_and_regime_model_fits_the_model(t
     assert "objective_perturbation" in lines["model"] and "intercept-only" not in lines["model"]
 
 
-@pytest.mark.parametrize("options", [["--loss", "logistic", "--classes", "0,1"],
-                                     ["--loss", "squared", "--data-norm", "1"]])
-def test_dperm_fit_refuses_regime_where_it_has_no_meaning_before_any_charge(tmp_path, capsys, options):
-    """--regime outside a private regression (a classification loss, or rows declared
-    prepared): a clear error from the command line alone, nothing written to the ledger."""
+@pytest.mark.parametrize("options, words", [
+    (["--loss", "squared", "--data-norm", "1"], "--regime is for a fit through the private preprocessing"),
+    (["--loss", "logistic", "--data-norm", "1", "--classes", "0,1"], "--regime is for a fit through the private"),
+    (["--loss", "logistic", "--regime", "constant"], "give --classes")])
+def test_dperm_fit_refuses_regime_where_it_has_no_meaning_before_any_charge(tmp_path, capsys, options, words):
+    """--regime outside the private preprocessing (rows declared prepared), or a constant
+    classifier without declared classes (its counts are over them): a clear error from the
+    command line alone, nothing written to the ledger."""
     from dperm.cli import main
 
     data = tmp_path / "t.csv"
     data.write_text("x,y\n0.1,0\n0.2,1\n0.3,0\n")
     ledger = tmp_path / "ledger.json"
     assert main(["budget", str(ledger), "--epsilon", "1", "--delta", "1e-5"]) == 0
-    status = main(["fit", str(data), "--target", "y", *options, "--epsilon", "1", "--regime", "model", "--accountant", str(ledger),
-                   "--out", str(tmp_path / "m.json")])
-    assert status != 0 and "--regime is for a regression" in capsys.readouterr().err
+    regime = [] if "--regime" in options else ["--regime", "model"]
+    status = main(["fit", str(data), "--target", "y", *options, *regime, "--epsilon", "1", "--accountant",
+                   str(ledger), "--out", str(tmp_path / "m.json")])
+    assert status != 0 and words in capsys.readouterr().err
     assert json.loads(ledger.read_text())["charges"] == []

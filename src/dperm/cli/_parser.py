@@ -162,10 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "back in those units (default: estimated privately within the budget); a negative LOW "
                           "takes the form --y-bounds=-10:10")
     fit.add_argument("--regime", choices=("auto", "model", "constant"), default="auto",
-                     help="a regression's regime: 'model' fits the model, 'constant' predicts the target's private "
-                          "median (the intercept-only model, most of the budget), 'auto' chooses from public inputs "
-                          "(n, the columns, epsilon): the constant where the model would be mostly noise (default: "
-                          "auto)")
+                     help="the regime: 'model' fits the model, 'constant' predicts a released constant with the "
+                          "whole budget (a regression: the target's private median; a classifier: the majority of "
+                          "noisy counts of the declared --classes), 'auto' chooses from public inputs (n, the "
+                          "columns, epsilon): the constant where the model would be mostly noise (default: auto)")
     fit.add_argument("--schema", default=None, metavar="JSON",
                      help="a JSON file of declarations: bounds, categories, numeric, categorical, y_bounds (format "
                           "in docs/your-data.md) (default: none)")

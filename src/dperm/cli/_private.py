@@ -35,9 +35,9 @@ def fit_pipeline(args, estimator, declared: Declarations, features, numeric: lis
     if regression:
         options["y_bounds"] = declared.y_bounds if declared.y_bounds is not None else "auto"
         options["target_range"] = "declared"  # --y-bounds are mapped as declared, free (the README's promise)
-        options["regime"] = getattr(args, "regime", "auto")
     elif declared.y_bounds is not None:
         raise _error("--y-bounds (or the schema's y_bounds) is for regression losses")
+    options["regime"] = getattr(args, "regime", "auto")
     pipe = make_pipeline(estimator, **options)
     if regression and declared.y_bounds is None:
         try:  # public inputs only (n, epsilon), before anything is charged

@@ -46,9 +46,13 @@ def _fit(args) -> int:
 
     declared = parse_declarations(args)  # syntax only, before the data is read
     private = _preprocessing_mode(args, declared) == "private"
-    if getattr(args, "regime", "auto") != "auto" and (loss.binary or not private):
-        raise CLIError("--regime is for a regression through the private preprocessing (a regression loss, "
-                       "without --data-norm / --preprocessing none)")
+    regime = getattr(args, "regime", "auto")
+    if regime != "auto" and not private:
+        raise CLIError("--regime is for a fit through the private preprocessing (without --data-norm / "
+                       "--preprocessing none)")
+    if regime == "constant" and loss.binary and args.classes is None:
+        raise CLIError("--regime constant for a classifier releases noisy counts of the declared classes: "
+                       "give --classes")
     weight_column = args.sample_weight
     if weight_column is not None and weight_column == args.target:
         raise CLIError("--sample-weight names the target column; the weights need a column of their own")
@@ -129,8 +133,9 @@ def _fit(args) -> int:
         print(pipe.summary() if private else estimator.summary(names=list(features.columns)))
     write_text_atomic(args.out, json.dumps(record, indent=2) + "\n")
     fitted = f"{what}{estimator.solver_} ({loss.name} loss, {'no intercept' if args.no_intercept else 'with intercept'})"
-    if private and getattr(pipe, "regime_", "model") == "constant":  # the model predicts the private median
-        fitted = "the intercept-only model (the target's private median; --regime model fits the model)"
+    if private and getattr(pipe, "regime_", "model") == "constant":  # a released constant, not a model
+        fitted = ("the released majority class (noisy class counts; --regime model fits the model)" if loss.binary
+                  else "the intercept-only model (the target's private median; --regime model fits the model)")
     print(f"fitted {fitted}; privacy spent: epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}; "
           f"model written to {args.out}")
     return 0
