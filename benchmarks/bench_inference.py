@@ -106,6 +106,8 @@ def private(kind: str, X, y, epsilon: float, seed: int):
 
 def run_cell(kind: str, n: int, d: int, reps: int, seed0: int = 0) -> list:
     """One (kind, n, d) block: ``reps`` datasets, each fitted at every epsilon."""
+    import statsmodels.api  # noqa: F401  (the anchor's; missing, it must fail here, not skip every dataset)
+
     target = np.concatenate(([INTERCEPT], truth(d)))
     sm_cover, sm_width = [], []
     cover = {e: [] for e in EPSILONS}
