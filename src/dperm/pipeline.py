@@ -656,8 +656,10 @@ class DPPipeline(Pipeline):
             if is_regressor(final):
                 target = target.astype(np.float64)
             else:  # a binary label's code: |tau| does not depend on which class is 1
-                classes = list(final.get_params(deep=False)["classes"])
-                target = np.asarray([1.0 if v == classes[1] else 0.0 for v in target])
+                import pandas as pd
+
+                second = list(final.get_params(deep=False)["classes"])[1]
+                target = (pd.Index([second]).get_indexer(target) == 0).astype(np.float64)  # any label: no error
             weight = params.get(f"{final_name}__sample_weight")
             if weight is not None:  # a row of weight 0 (an unparsed target, a label outside the classes) is out
                 target = np.where(np.asarray(weight, dtype=np.float64) > 0, target, np.nan)
