@@ -643,6 +643,7 @@ class DPPipeline(Pipeline):
         are handed to the preprocessor (dropped there if their role is numeric). Returns
         the event."""
         from .preprocessing.cast import real_column
+        from .preprocessing.labels import binary_codes
         from .preprocessing.selection import kendall_select, selection_event
         from .privacy.mechanisms import budget_part, charge, charging
 
@@ -656,10 +657,7 @@ class DPPipeline(Pipeline):
             if is_regressor(final):
                 target = target.astype(np.float64)
             else:  # a binary label's code: |tau| does not depend on which class is 1
-                import pandas as pd
-
-                second = list(final.get_params(deep=False)["classes"])[1]
-                target = (pd.Index([second]).get_indexer(target) == 0).astype(np.float64)  # any label: no error
+                target = binary_codes(target, final.get_params(deep=False)["classes"])
             weight = params.get(f"{final_name}__sample_weight")
             if weight is not None:  # a row of weight 0 (an unparsed target, a label outside the classes) is out
                 target = np.where(np.asarray(weight, dtype=np.float64) > 0, target, np.nan)

@@ -23,7 +23,7 @@ from ..privacy import events as ev
 
 __all__ = ["CLASSIFIER_CONSTANT_SNR", "classifier_regime", "classifier_signal_to_noise", "count_noise_scale",
            "class_counts", "release_class_counts", "released_frequencies", "release_frequencies",
-           "declared_classes", "check_constant", "constant_message", "set_intercepts"]
+           "declared_classes", "check_constant", "constant_message", "set_intercepts", "binary_codes"]
 
 # The "constant" regime of a classifier (classifier_regime): the model would be noise, so the
 # pipeline releases the class frequencies with the whole budget and predicts the released majority.
@@ -144,6 +144,16 @@ def release_frequencies(y, declared: np.ndarray, sample_weight, epsilon: float, 
     source = SecureRandom() if seed is None else GeneratorSource(np.random.default_rng(seed))
     noisy, _ = release_class_counts(np.maximum(codes, 0), weights, len(declared), epsilon, source)
     return released_frequencies(noisy), event
+
+
+def binary_codes(y, classes) -> np.ndarray:
+    """1.0 where a label equals the second of the declared ``classes``, else 0.0: a binary
+    label's code, vectorized. ``y`` holds declared (hashable) labels: the pipeline maps
+    every other label to a declared one of weight 0 before any charge."""
+    import pandas as pd
+
+    y = np.asarray(y, dtype=object).ravel()
+    return (pd.Index([list(classes)[1]]).get_indexer(y) == 0).astype(np.float64)
 
 
 def declared_classes(final) -> np.ndarray:
