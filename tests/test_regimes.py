@@ -46,11 +46,15 @@ def test_the_regime_is_a_function_of_public_inputs():
     assert regression_regime(est, 20000, 11, 0.1, 1e-5) == "model"
     assert regression_regime(est, 3000, 3, 0.1, 1e-5) == "model"
     assert regression_regime(dperm.DPLogisticRegression(classes=[0, 1]), 50, 11, 0.01, 1e-5) == "model"
-    # monotone in n and epsilon: once "model", more rows or budget stay "model"
+    assert_monotone_in_epsilon(lambda n, eps: regression_regime(est, n, 11, eps, 1e-5))
+
+
+def assert_monotone_in_epsilon(regime_at) -> None:
+    """A regime rule ``regime_at(n, epsilon)``: once "model", a larger epsilon stays "model"."""
     for n in (300, 1000, 3000, 10000):
         seen_model = False
         for eps in (0.01, 0.03, 0.1, 0.3, 1.0, 3.0):
-            regime = regression_regime(est, n, 11, eps, 1e-5)
+            regime = regime_at(n, eps)
             assert not (seen_model and regime == "constant")
             seen_model = seen_model or regime == "model"
 
