@@ -17,12 +17,11 @@ from dperm.expectations import NoiseDominatesWarning
 from dperm.preprocessing.labels import (CLASSIFIER_CONSTANT_SNR, class_counts, classifier_regime,
                                        classifier_signal_to_noise, count_noise_scale, release_class_counts,
                                        released_frequencies)
-
-from test_regimes import assert_monotone_in_epsilon
 from dperm.privacy import events as ev
 from dperm.privacy.accountant import epsilon as certified_epsilon
 from dperm.privacy.budget import BudgetAccountant
 from dperm.privacy.exact_sampling import GeneratorSource, discrete_laplace
+from test_regimes import assert_monotone_in_epsilon
 
 pytestmark = pytest.mark.filterwarnings("ignore::dperm.exceptions.PreprocessingNoiseWarning")
 
