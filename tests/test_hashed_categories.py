@@ -160,11 +160,14 @@ def test_hashed_columns_give_their_budget_to_the_numeric_columns_exactly():
     assert pre.encoder_.selection == "never" and isinstance(pre.encoder_.event_, ev.NoOpDpEvent)
     assert pre.encoder_.privacy_spent_ is None
     assert pre.scaler_.epsilon == 0.4  # the whole preprocessing epsilon: nothing kept for the encoder
+    assert pre.scaler_.delta == 1e-6 and pre.encoder_.delta == 0.0  # and its whole delta
+    assert pre.privacy_spent_.delta <= 1e-6 and pre.privacy_spent_.epsilon <= 0.4 * (1 + 1e-12)
     assert list(pre.encoder_.categories_[0]) == [] and pre.encoder_.buckets_ == [4]
     # with the selection forced, the split is the old one
     forced = PrivatePreprocessor(numeric=["x"], categorical=["c"], epsilon=0.4, delta=1e-6, random_state=0,
                                  selection="always", hash_buckets=4).fit(X)
     assert forced.scaler_.epsilon == pytest.approx(0.2) and forced.encoder_.epsilon == pytest.approx(0.2)
+    assert forced.scaler_.delta == forced.encoder_.delta == 5e-7
     # buckets off: the selection always runs, as before
     old = PrivatePreprocessor(numeric=["x"], categorical=["c"], epsilon=0.4, delta=1e-6, random_state=0,
                               hash_buckets=0).fit(X)

@@ -448,6 +448,9 @@ class PrivatePreprocessor(PrivateTransformerMixin):
         if selection == "never":  # the hashed columns' share goes to the other private columns
             private_categorical = sum(c in cands for c in categorical)
             units = private_numeric + weight * private_categorical
+            if private_numeric:  # and the selection's delta to the numeric draws: without it the
+                # encoder is pure (candidates' counts; hashing is a public map, no charge)
+                delta_numeric, delta_categorical = float(self.delta), 0.0
         self.scaler_ = self.encoder_ = None
         indicator = False if self._numeric_array else self._indicator(frame, numeric)
         self.missing_columns_ = [c for c, flag in zip(numeric, indicator if isinstance(indicator, list)
