@@ -203,6 +203,28 @@ def test_the_released_majority_is_the_majority_and_weights_count():
         assert model.predict(X.iloc[:1])[0] == 0 and model.class_frequencies_[0] > 0.9
 
 
+def test_declared_class_weights_weigh_the_counts_and_balanced_is_refused_before_any_charge():
+    """The counts weigh each row by its class's declared weight, scaled into [0, 1] as the
+    model's fit scales it (a class-weighted intercept-only model); ``"balanced"`` and a
+    label outside the classes are refused before anything is charged, in either regime."""
+    X, y = table(600)  # about 70% class 0
+    weighted = dperm.DPLogisticRegression(classes=[0, 1], class_weight={0: 1.0, 1: 5.0})
+    model = fit(X, y, estimator=weighted, epsilon=0.1, random_state=0, regime="constant")
+    share = np.mean(y == 1)
+    expected = 5 * share / (5 * share + (1 - share))  # 0.2 x class 0's rows against class 1's
+    assert model.predict(X.iloc[:1])[0] == 1
+    assert model.class_frequencies_[1] == pytest.approx(expected, abs=0.1)
+    assert fit(X, y, epsilon=0.1, random_state=0, regime="constant").class_frequencies_[1] == pytest.approx(
+        share, abs=0.1)
+    for class_weight in ("balanced", {0: 1.0, 2: 3.0}, {0: -1.0}):
+        for regime in ("constant", "model"):
+            acc = BudgetAccountant(1.0, 1e-5)
+            estimator = dperm.DPLogisticRegression(classes=[0, 1], class_weight=class_weight)
+            with pytest.raises(ValueError, match="class_weight"):
+                fit(X, y, estimator=estimator, epsilon=1.0, accountant=acc, regime=regime)
+            assert acc.spent is None or acc.spent.epsilon == 0
+
+
 @pytest.mark.parametrize("estimator", [dperm.DPLogisticRegression(classes=["a", "b", "c"]),
                                        dperm.DPLogisticRegression(classes=["a", "b", "c"], multi_class="ovr"),
                                        dperm.DPLinearSVC(classes=["a", "b", "c"])])

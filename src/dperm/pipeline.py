@@ -55,6 +55,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from .privacy import events as ev
 from .privacy.budget import BudgetAccountant, PrivacyBudget, PrivacyWarning
+from .distributed import is_dask_collection
+from .estimators._base import final_class_weights
 from ._warnings import user_stacklevel
 
 __all__ = ["DPPipeline", "make_pipeline", "check_searchable", "DEFAULT_TRANSFORMER_SHARE", "DEFAULT_TARGET_SHARE", "DEFAULT_DELTA_SHARE"]
@@ -459,11 +461,10 @@ class DPPipeline(Pipeline):
         self._validate_steps()
         if not _is_dperm_estimator(final):
             raise TypeError("the last step of a DPPipeline must be a dperm estimator (DPLogisticRegression, ...)")
+        class_weight = final_class_weights(final)  # public: refused before any charge
         self._plan_selection(final, X, total)
         self._check_shares()
         if y is not None:
-            from .distributed import is_dask_collection
-
             y, params = self._check_target_before_any_charge(final, final_name, y, params,
                                                              always_weight=is_dask_collection(X))
         if y is not None and (is_regressor(final) or self.regime_ == "constant"):
@@ -536,8 +537,7 @@ class DPPipeline(Pipeline):
                         "(scikit-learn's scalers, encoders and imputers do), what it learned is released "
                         "unprotected and the pipeline is not differentially private", PrivacyWarning, stacklevel=user_stacklevel())
                 Xt = step.fit_transform(Xt, y)
-        y_model = y
-        self._y_map = None
+        y_model, self._y_map = y, None
         if is_regressor(final) and y is not None:
             with budget_part(0.0, first_part + len(parts)):
                 y_model, event = self._target(final, y, total, accountant, seeds[-2])
@@ -563,7 +563,7 @@ class DPPipeline(Pipeline):
                 with budget_part(0.0, first_part + len(parts)):  # the whole budget: nothing else reads the data
                     self.class_frequencies_, event = release_frequencies(
                         y, declared_classes(final), params.get(f"{final_name}__sample_weight"), total.epsilon,
-                        accountant, seeds[-2] if self.random_state is not None else None)
+                        accountant, seeds[-2] if self.random_state is not None else None, class_weight)
                 events.append(event)
                 charge_part("y", event, 0.0)
         if self.regime_ == "constant":
@@ -693,7 +693,6 @@ class DPPipeline(Pipeline):
         fit with."""
         from sklearn.base import is_classifier
 
-        from .distributed import is_dask_collection
         from .preprocessing.cast import canonical_label, label_column, match_declared, real_column
 
         def local(values):

@@ -30,11 +30,55 @@ from ..privacy.budget import BudgetAccountant, PrivacyBudget
 from ..privacy.mechanisms import charging
 from ..privacy.noise import make_rng
 
-__all__ = ["DPLinearModelMixin", "check_categorical_target", "MAX_UNDECLARED_CLASSES"]
+__all__ = ["DPLinearModelMixin", "check_categorical_target", "class_weights", "final_class_weights", "MAX_UNDECLARED_CLASSES"]
 
 # More distinct labels than this, undeclared, look like a regression target (a forgotten
 # regression loss), not a label set.
 MAX_UNDECLARED_CLASSES = 20
+
+
+def class_weights(class_weight, classes=None) -> np.ndarray | None:
+    """The declared ``class_weight`` as one weight per class of ``classes`` (their order;
+    labels absent from the dict weigh 1, as in scikit-learn), scaled into [0, 1] by the
+    largest (the replace-one sensitivity needs weights <= 1); None for None. Public inputs
+    only, so the pipeline calls it before any charge (``classes`` None: the values alone).
+    ``"balanced"`` is refused: it needs the class counts, which are data."""
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str):
+        if class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is refused: it divides by the class counts, which are private (a "
+                "statistic of the data, not covered by the fit's budget). Declare the weights as a dict from "
+                "public knowledge (e.g. known class shares: {label: 1 / share}), or count the classes "
+                "privately first (a noisy histogram, e.g. the discrete Laplace mechanism, at a share of the "
+                "total budget) and pass weights computed from those noisy counts")
+        raise ValueError(f"class_weight must be None or a dict {{label: weight}}, got {class_weight!r}")
+    if not isinstance(class_weight, dict) or not class_weight:
+        raise ValueError("class_weight must be None or a non-empty dict {label: weight >= 0}")
+    values = np.asarray(list(class_weight.values()), dtype=float)
+    if not np.all(np.isfinite(values) & (values >= 0)) or values.max() <= 0:
+        raise ValueError("class_weight values must be finite numbers >= 0, at least one of them > 0")
+    if classes is None:
+        return None
+    known = np.isin(np.asarray(list(class_weight), dtype=object), np.asarray(classes, dtype=object))
+    if not known.all():  # never quote a label: undeclared classes come from y
+        raise ValueError("class_weight names a label that is not one of the classes; declare the classes "
+                         "(classes=[...]) and weigh only those")
+    per_class = np.array([float(class_weight.get(c.item() if hasattr(c, "item") else c, 1.0)) for c in classes])
+    return per_class / per_class.max()
+
+
+def final_class_weights(estimator) -> np.ndarray | None:
+    """An estimator's declared ``class_weight`` per declared class (:func:`class_weights`;
+    None: no weights, or no declared classes), from its parameters alone: the pipeline
+    calls it before any charge, so that ``"balanced"`` and malformed weights are refused
+    before the preprocessing spends its share."""
+    params = estimator.get_params(deep=False)
+    if params.get("class_weight") is None:
+        return None
+    classes = params.get("classes")
+    return class_weights(params["class_weight"], None if classes is None else np.unique(np.asarray(classes)))
 
 
 def check_categorical_target(y, estimator: str = "the classifier") -> None:
@@ -226,39 +270,17 @@ class DPLinearModelMixin(BaseEstimator):
     def _class_weighted(self, sample_weight, y):
         """``sample_weight`` times the declared ``class_weight`` of each row's label, scaled
         into [0, 1] by the largest weight (labels absent from the dict weigh 1, as in
-        scikit-learn). The weights are public (declared); each row's weight is a function
-        of its own label, part of its private record, so the guarantee is that of
-        ``sample_weight`` (docs/estimators.md, "Class weights"). ``"balanced"`` is refused:
-        it needs the class counts, which are data."""
+        scikit-learn; :func:`class_weights`). The weights are public (declared); each row's
+        weight is a function of its own label, part of its private record, so the guarantee
+        is that of ``sample_weight`` (docs/estimators.md, "Class weights")."""
         class_weight = getattr(self, "class_weight", None)
-        if class_weight is None:
+        per_class = class_weights(class_weight, self.classes_)
+        if per_class is None:
             return sample_weight
-        if isinstance(class_weight, str):
-            if class_weight == "balanced":
-                raise ValueError(
-                    "class_weight='balanced' is refused: it divides by the class counts, which are private (a "
-                    "statistic of the data, not covered by the fit's budget). Declare the weights as a dict from "
-                    "public knowledge (e.g. known class shares: {label: 1 / share}), or count the classes "
-                    "privately first (a noisy histogram, e.g. the discrete Laplace mechanism, at a share of the "
-                    "total budget) and pass weights computed from those noisy counts")
-            raise ValueError(f"class_weight must be None or a dict {{label: weight}}, got {class_weight!r}")
-        if not isinstance(class_weight, dict) or not class_weight:
-            raise ValueError("class_weight must be None or a non-empty dict {label: weight >= 0}")
         if is_dask_collection(y):
             raise ValueError("class_weight has no Dask path yet; pass the data in memory, or fold the weights "
                              "into sample_weight")
-        classes = self.classes_
-        values = np.asarray(list(class_weight.values()), dtype=float)
-        if not np.all(np.isfinite(values) & (values >= 0)) or values.max() <= 0:
-            raise ValueError("class_weight values must be finite numbers >= 0, at least one of them > 0")
-        known = np.isin(np.asarray(list(class_weight), dtype=object), np.asarray(classes, dtype=object))
-        if not known.all():  # never quote a label: undeclared classes come from y
-            raise ValueError("class_weight names a label that is not one of the classes; declare the classes "
-                             "(classes=[...]) and weigh only those")
-        per_class = np.array([float(class_weight.get(c.item() if hasattr(c, "item") else c, 1.0))
-                              for c in classes])
-        per_class /= per_class.max()  # into [0, 1]: the replace-one sensitivity needs weights <= 1
-        weights = per_class[np.searchsorted(classes, y)]
+        weights = per_class[np.searchsorted(self.classes_, y)]
         return weights if sample_weight is None else weights * sample_weight
 
     def _budget(self) -> PrivacyBudget:

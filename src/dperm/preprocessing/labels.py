@@ -122,13 +122,16 @@ def released_frequencies(noisy: np.ndarray) -> np.ndarray:
     return counts / counts.sum()
 
 
-def release_frequencies(y, declared: np.ndarray, sample_weight, epsilon: float, accountant, seed):
+def release_frequencies(y, declared: np.ndarray, sample_weight, epsilon: float, accountant, seed,
+                        class_weight: np.ndarray | None = None):
     """(frequencies, event): the declared classes' counts released with ``epsilon``
     (:func:`release_class_counts`), their event charged to ``accountant`` before y is
     read, and the frequencies (:func:`released_frequencies`, in the order of
     ``declared``). A row counts with its weight (None: 1; 0 for a label outside the
-    declared classes, as the estimator weighs it); ``seed`` None draws from the
-    operating system's secure generator."""
+    declared classes, as the estimator weighs it) times its class's ``class_weight``
+    (one per declared class, in [0, 1]: the estimator's declared class weights,
+    :func:`dperm.estimators._base.class_weights`), as a class-weighted intercept-only
+    model weighs it; ``seed`` None draws from the operating system's secure generator."""
     import pandas as pd
 
     from ..privacy.exact_sampling import GeneratorSource, SecureRandom
@@ -140,6 +143,8 @@ def release_frequencies(y, declared: np.ndarray, sample_weight, epsilon: float, 
     y = np.asarray(y, dtype=object).ravel()
     codes = pd.Index(list(declared)).get_indexer(y)
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if class_weight is not None:  # public per-class weights in [0, 1]: the sensitivity stays 2
+        weights = weights * np.asarray(class_weight, dtype=np.float64)[np.maximum(codes, 0)]
     weights = np.where(codes >= 0, weights, 0.0)  # a label outside the classes counts 0 (total, as the fit)
     source = SecureRandom() if seed is None else GeneratorSource(np.random.default_rng(seed))
     noisy, _ = release_class_counts(np.maximum(codes, 0), weights, len(declared), epsilon, source)
