@@ -410,7 +410,6 @@ class PrivateScaler(PrivateTransformerMixin):
         self._charge(event, float(self.delta))
         rng = self._rng()
         centre, spread = np.empty(p), np.empty(p)
-        location = np.full(p, np.nan)  # the private medians (released values), for a target's map
         level = range_level(n, eps, radii.size + 1) if eps > 0 else None
         reaches = np.concatenate([[0.0], radii])
         self.level_ = level  # public: n, the draws' epsilon, the grid's size
@@ -430,7 +429,7 @@ class PrivateScaler(PrivateTransformerMixin):
                 drawn = private_range(lambda cands, c, side, j=j: columns.counts(j, cands, centre=c, side=side),
                                       grid, reaches, level, eps, rng, n, centre_prior)
                 low, high = range_bounds(*drawn, level, floor=float(radii[0]))
-                centre[j], spread[j], location[j] = 0.5 * (low + high), 0.5 * (high - low), drawn[0]
+                centre[j], spread[j] = 0.5 * (low + high), 0.5 * (high - low)
                 continue
             # an all-missing column still takes its draws (flat scores): the count is public
             c = select_quantile(columns.counts(j, grid), 0.5, grid, eps, rng, median_prior, grouped=True)
@@ -438,7 +437,7 @@ class PrivateScaler(PrivateTransformerMixin):
                 i = int(np.searchsorted(grid, c))
                 fine = round_grid(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)], REFINE_POINTS)
                 c = select_quantile(columns.counts(j, fine), 0.5, fine, eps, rng)
-            centre[j] = location[j] = c
+            centre[j] = c
             # the spread among the rows off the centre (off_centre_counts): no collapse on ties
             prior = plausible_spreads(radii, c) if plausible else None
             if self._shorter_spreads:  # a public base measure favouring shorter spreads (targets)
@@ -447,7 +446,6 @@ class PrivateScaler(PrivateTransformerMixin):
             spread[j] = float(self.spread_multiple) * select_quantile(columns.counts(j, radii, centre=c), float(q),
                                                                       radii, eps, rng, prior)
         self.centre_, self.spread_ = centre, spread
-        self._location = location
         self.bounds_ = np.column_stack([centre - spread, centre + spread])
         self.n_features_in_ = p  # (validate_data set it for in-memory input; a Dask frame's columns)
         self.row_norm_bound_ = math.sqrt(p + (p if self.missing_indicator else 0))

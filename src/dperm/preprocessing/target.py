@@ -75,9 +75,6 @@ def warn_if_target_noisy(n: int, epsilon: float) -> bool:
     return False
 
 
-CENTRED_MAP = True  # map y onto [-1, 1] about its private median (see target_range)
-
-
 def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state=None):
     """The private map ``(low, high)`` of a regression target, its range and its event.
 
@@ -91,10 +88,13 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     scaler charges ``accountant`` before it reads y. Pure ``epsilon``-DP (replace-one).
 
     Returns ``(map, range, event)``: ``range`` is the released range (the predictions are
-    clipped into it); ``map`` the interval mapped onto the model's [-1, 1], centred at
-    the private median with the longer of the two reaches: a model the noise shrinks
-    towards 0 then predicts the median, not the middle of a skewed range (which on a
-    wealth or price target is far above most rows). Post-processing of released values.
+    clipped into it) and ``map`` the interval mapped onto the model's [-1, 1]: the same
+    range. (A map centred at the private median with the longer of the two reaches, so
+    that a model the noise shrinks predicts the median, was the default until the
+    constant regime took the noise-dominated fits: it doubled the scale of the shorter
+    side, and the range itself scored higher on every table with an asymmetric range at
+    epsilon 0.5 to 2, docs/results.md, "Zero-inflated targets".) Post-processing of
+    released values.
     """
     scaler = PrivateScaler(epsilon=float(epsilon), range_switch=LEVEL_SWITCH, accountant=accountant,
                            random_state=random_state)
@@ -106,10 +106,6 @@ def target_range(y: np.ndarray, epsilon: float, *, accountant=None, random_state
     low, high = (float(v) for v in scaler.bounds_[0])
     if not (math.isfinite(low) and math.isfinite(high) and high > low):  # released values only
         low, high = min(low, high) - 1.0, max(low, high) + 1.0
-    median = float(scaler._location[0])
-    if CENTRED_MAP and math.isfinite(median) and low < median < high:
-        reach = max(median - low, high - median)
-        return (median - reach, median + reach), (low, high), scaler.event_
     return (low, high), (low, high), scaler.event_
 
 
