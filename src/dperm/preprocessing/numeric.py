@@ -130,8 +130,9 @@ def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, eps
     (:data:`REACH_PRIOR` per grid step at most) so that its span stays below half the
     exponent gap ``epsilon (1/2 - level) n / 2`` of the shortest reach. ``centre_prior``: the
     public base measure of the centre's candidates (:func:`~dperm.preprocessing.quantiles.
-    centre_grid`). Each draw is ``epsilon``-DP (sensitivity 1);
-    the later ones read the centre's release only (adaptive composition).
+    centre_grid`); with it, the reaches' candidates are 0 and the positive centre
+    candidates (their weights plus the per-step decay). Each draw is ``epsilon``-DP
+    (sensitivity 1); the later ones read the centre's release only (adaptive composition).
     Returns ``(centre, lower reach, upper reach)``.
     """
     centre = select_quantile(counts(grid, None, 0), 0.5, grid, epsilon, rng, centre_prior, grouped=True)
@@ -141,10 +142,38 @@ def private_range(counts, grid: np.ndarray, radii: np.ndarray, level: float, eps
     # epsilon (1/2 - q) n / 2), so it breaks ties above the data and does not pull the
     # draw below it (public inputs: epsilon, level, n, the grid)
     step = REACH_PRIOR if n is None else min(REACH_PRIOR, 0.25 * epsilon * (0.5 - level) * n / radii.size)
-    prior = -step * np.arange(radii.size)
-    upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng, prior)
-    lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng, prior)
+    if centre_prior is None:
+        prior = -step * np.arange(radii.size)
+        upper = select_quantile(counts(radii, centre, +1), 1.0 - level, radii, epsilon, rng, prior)
+        lower = select_quantile(counts(radii, centre, -1), 1.0 - level, radii, epsilon, rng, prior)
+        return centre, lower, upper
+    # with the centre grid, each reach ends on one of its candidates, at that candidate's
+    # weight (plus the per-step decay): a mass of rows at a round value (the zeros of hours
+    # worked, beyond a centre of 1285) is then exactly a candidate's reach. On the coarse
+    # reach grid no candidate held such a level quantile (every reach left about 0.13 n rows
+    # on one side or the other) and the lower end was drawn anywhere down to -1.7e7
+    # (docs/results.md, "A mass of rows beyond the centre")
+    reaches = []
+    for side in (+1, -1):
+        side_counts, candidates, prior = _side_reaches(counts, grid, centre_prior, centre, side, radii, step)
+        reaches.append(select_quantile(side_counts, 1.0 - level, candidates, epsilon, rng, prior, grouped=True))
+    upper, lower = reaches
     return centre, lower, upper
+
+
+def _side_reaches(counts, grid: np.ndarray, grid_prior: np.ndarray, centre: float, side: int,
+                  coarse: np.ndarray, step: float):
+    """(counts, reaches, log base measure) of one range end's draw: the reaches from the
+    released ``centre`` to the centre grid's candidates on ``side`` of it (0 first,
+    increasing), each at its end's public weight minus ``step`` per step of the ``coarse``
+    reach grid. Public inputs only (the grid, its weights, the released centre)."""
+    ends = grid[grid >= centre] if side > 0 else grid[grid <= centre][::-1]
+    weights = grid_prior[grid >= centre] if side > 0 else grid_prior[grid <= centre][::-1]
+    reaches = side * (ends - centre)
+    keep = np.concatenate([[True], np.diff(reaches) > 0])  # strictly increasing, whatever the rounding
+    reaches, weights = reaches[keep], weights[keep]
+    prior = weights - step * np.searchsorted(coarse, reaches, side="left")
+    return counts(reaches, centre, side), reaches, prior
 
 
 def range_bounds(centre: float, lower: float, upper: float, level: float, floor: float) -> tuple[float, float]:
