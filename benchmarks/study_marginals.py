@@ -177,6 +177,8 @@ def attributes_from_release(Z: np.ndarray, names, bins: int):
         c = np.where(block.any(axis=1), block.argmax(axis=1), len(cols))  # last level: none of them
         attrs.append(Attribute(col, np.vstack([np.eye(len(cols)), np.zeros((1, len(cols)))])))
         codes.append(c)
+    if not codes:  # every column dropped by the release: an intercept-only model
+        return attrs, np.zeros((Z.shape[0], 0), dtype=np.int64)
     return attrs, np.column_stack(codes).astype(np.int64)
 
 
@@ -257,6 +259,11 @@ def dd_ssp(attrs, codes, label_attr, label_codes, n, epsilon, delta, variant, rn
     sizes = [a.size for a in allattrs]
     allcodes = np.column_stack([codes, label_codes])
     m = len(attrs)
+    if m == 0:  # no feature: the label's 1-way marginal gives the intercept
+        sigma = calibrated_sigma(1, epsilon, delta)
+        counts = marginal_counts(allcodes, sizes, [(0,)])[0] + rng.normal(0.0, sigma, sizes[0])
+        mean = float(counts @ label_attr.values[:, 0]) / n
+        return np.array([mean if task == "reg" else 4.0 * mean / 2.0]), sigma, 1
     if variant == "label":
         pairs = [(i, m) for i in range(m)]
     else:
@@ -370,8 +377,13 @@ def pipeline_case(Xtr, Xte, ytr, yte, task, epsilon, seed, bins, target_bins, va
     for k, variant in enumerate(variants):
         rng = np.random.default_rng([seed, 7919, k])
         started = time.perf_counter()
-        w, sigma, count = dd_ssp(attrs, codes, label_attr, label_codes, len(ytr), budget.epsilon, budget.delta,
-                                 variant, rng, task=task)
+        try:
+            w, sigma, count = dd_ssp(attrs, codes, label_attr, label_codes, len(ytr), budget.epsilon, budget.delta,
+                                     variant, rng, task=task)
+        except Exception as error:  # recorded, the other variants still run
+            out[f"error_{variant}"] = f"{type(error).__name__}: {str(error)[:200]}"
+            out[variant] = float("nan")
+            continue
         out[f"time_{variant}"] = time.perf_counter() - started
         out[f"sigma_{variant}"] = sigma
         out[f"marginals_{variant}"] = count
@@ -501,7 +513,7 @@ def run_suite(names, epsilons, seeds, max_rows, bins, target_bins, variants, max
         base = sklearn_score(Xtr, Xte, ytr, yte, task)
         majority = float(max(np.mean(yte), 1 - np.mean(yte))) if task == "clf" else 0.0
         row = {"table": name, "task": task, "n": int(len(Xtr)), "d": int(Xtr.shape[1]), "sklearn": base,
-               "majority": majority, "scores": {}, "times": {}, "sigma": {}}
+               "majority": majority, "scores": {}, "times": {}, "sigma": {}, "features": {}}
         for eps in epsilons:
             cases = []
             for seed in range(seeds):
@@ -524,9 +536,9 @@ def run_suite(names, epsilons, seeds, max_rows, bins, target_bins, variants, max
                                                     float(np.mean([c["model_epsilon"] for c in cases
                                                                    if "model_epsilon" in c])))
             row["regime"] = [c.get("regime", c.get("error")) for c in cases]
-            row["features"] = next((c["features"] for c in cases if "features" in c), None)
+            row["features"][f"{eps:g}"] = next((c["features"] for c in cases if "features" in c), None)
         rows.append(row)
-        log(f"{name:14s} {task} n={row['n']:5d} d={row['d']:3d} m={row['features']} sklearn={base:.3f} "
+        log(f"{name:14s} {task} n={row['n']:5d} d={row['d']:3d} m={list(row['features'].values())} sklearn={base:.3f} "
             + " ".join(f"{k}={v:.3f}" for k, v in row["scores"].items())
             + f"  ({time.perf_counter() - started:.0f} s)", flush=True)
     return rows
@@ -540,8 +552,9 @@ def suite_markdown(rows, epsilons, variants):
     lines = ["| table | task | n | m | scikit-learn | majority | " + " | ".join(keys) + " |",
              "|---" * (6 + len(keys)) + "|"]
     for r in rows:
-        cells = [f"{r['scores'].get(k, float('nan')):.3f}" for k in keys]
-        lines.append(f"| {r['table']} | {r['task']} | {r['n']} | {r['features']} | {r['sklearn']:.3f} | "
+        cells = [f"{r['scores'][k]:.3f}" if math.isfinite(r["scores"].get(k, float("nan"))) else "-" for k in keys]
+        m = r["features"] if not isinstance(r["features"], dict) else "/".join(str(v) for v in r["features"].values())
+        lines.append(f"| {r['table']} | {r['task']} | {r['n']} | {m} | {r['sklearn']:.3f} | "
                      f"{r['majority']:.3f} | " + " | ".join(cells) + " |")
     lines += ["", "| setting | R^2 > 0 | >= half non-private R^2 | median R^2 gap | above majority | "
               "median accuracy gap |", "|---|---|---|---|---|---|"]
@@ -563,7 +576,8 @@ def suite_markdown(rows, epsilons, variants):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("what", choices=["adult", "suite", "check"])
+    parser.add_argument("what", choices=["adult", "suite", "check", "report"])
+    parser.add_argument("--inputs", nargs="*", default=[], help="report: saved suite --json runs, merged by table")
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--epsilons", type=float, nargs="+", default=None)
     parser.add_argument("--max-rows", type=int, default=20000)
@@ -574,6 +588,19 @@ def main(argv=None):
     parser.add_argument("--max-features", type=int, default=40, help="skip DD-SSP above this many raw columns")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    if args.what == "report":
+        merged = {}
+        for path in args.inputs:
+            with open(path) as fh:
+                for row in json.load(fh):
+                    merged.setdefault(row["table"], row)
+                    for part in ("scores", "times", "sigma", "features"):
+                        merged[row["table"]][part].update(row[part])
+        from bench_real_tables import TABLES
+
+        rows = [merged[t] for t in TABLES if t in merged]
+        print(suite_markdown(rows, args.epsilons or [1.0, 0.1], args.variants))
+        return
     check_sensitivity_by_brute_force()
     print("sensitivity: brute force on a 4-row table = sqrt(2k) for k = 3 and 6 (checked)")
     if args.what == "check":
