@@ -592,7 +592,9 @@ def main(argv=None):
         merged = {}
         for path in args.inputs:
             with open(path) as fh:
-                for row in json.load(fh):
+                for row in json.load(fh):  # a later run's scores replace an earlier one's
+                    if not isinstance(row.get("features"), dict):
+                        row["features"] = {"": row.get("features")}
                     merged.setdefault(row["table"], row)
                     for part in ("scores", "times", "sigma", "features"):
                         merged[row["table"]][part].update(row[part])
