@@ -246,7 +246,21 @@ def exact_check(epsilon: float = 1.0, log=print) -> list[dict]:
                "columns": len(columns), "sampler_vs_definition": sampler_gap}
         log(f"n={n} levels={levels}: max |ln P(o|D) - ln P(o|D')| = {worst:.4f} (epsilon {epsilon}) "
             f"at {worst_pair}; sampler's law vs definition: {sampler_gap:.1e}")
+        assert worst <= epsilon * (1 + 1e-12) and sampler_gap < 1e-9
         results.append(row)
+    # (d): the reach pair about a released centre, every replace-one pair of 4-row columns
+    reaches, prior = np.array([0.0, 0.5, 1.0, 2.0, 3.0]), np.array([0.0, -0.2, -0.4, -0.6, -0.8])
+    for level in (0.25, 0.1):
+        def law(col):
+            v = np.sort(np.asarray(col))
+            u = reach_pair_scores(np.searchsorted(v, 1.0 - reaches), np.searchsorted(v, 1.0 + reaches), v.size, level)
+            logits = (epsilon * u / (2.0 * SENSITIVITY) + prior[:, None] + prior[None, :]).ravel()
+            return logits - np.logaddexp.reduce(logits)
+        laws = {c: law(c) for c in itertools.product(domain, repeat=4)}
+        worst = max(float(np.max(np.abs(laws[c] - laws[(v,) + c[1:]]))) for c in laws for v in domain)
+        log(f"reach pair, level {level}: max |ln P(o|D) - ln P(o|D')| = {worst:.4f} (epsilon {epsilon})")
+        assert worst <= epsilon * (1 + 1e-12)
+        results.append({"reach_pair_level": level, "epsilon": epsilon, "max_log_ratio": worst})
     return results
 
 
