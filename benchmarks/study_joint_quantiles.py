@@ -507,12 +507,21 @@ def main(argv=None):
     ap.add_argument("--draw-epsilons", type=float, nargs="*", default=[0.01 / 3, 0.01, 0.1 / 3, 0.1],
                     help="today's per-draw epsilon e (the column's whole budget is 3 e)")
     ap.add_argument("--json")
+    ap.add_argument("--targets", action="store_true",
+                    help="the regression targets' final ranges: today's target_range against (b), (c), (d)")
     ap.add_argument("--report", help="a JSON of --json (several: comma-separated)")
     ap.add_argument("--markdown", action="store_true", help="with --report: the tables of docs/results.md")
     args = ap.parse_args(argv)
     if args.check:
         for eps in (1.0, 10.0):
             exact_check(eps)
+        return
+    if args.targets:
+        rows = target_ranges(args.max_rows, args.seeds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f)
+        target_report(rows)
         return
     if args.report:
         rows = []
@@ -529,6 +538,86 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump(rows, f)
     report(rows)
+
+
+
+# ----------------------------------------------- the regression targets' final ranges
+def target_ranges(max_rows: int, seeds: int, epsilons=(1.0, 0.1), log=print):
+    """The released range of each regression target as the pipeline draws it today
+    (``target_range``: the range at levels up to 0.1, else the median +- 3 spreads), against
+    the alternatives' ranges at the level ``range_level`` gives their per-quantile budget,
+    widened as ``range_bounds`` widens today's: (b) two quantiles at eps_t / 2, (c)
+    JointExp over the ends at eps_t (the level of (b)), (d) the median at eps_t / 3 and
+    the reach pair at 2 eps_t / 3 (today's level). eps_t = ``target_share(n, eps) eps``."""
+    import warnings
+
+    from dperm.preprocessing.numeric import range_bounds
+    from dperm.preprocessing.target import target_range, target_share
+
+    grid, prior = centre_grid()
+    coarse = log_grid()
+    radii = coarse[coarse > 0]
+    reaches = np.concatenate([[0.0], radii])
+    rows = []
+    for table, name, v, is_target, n in columns_of_suite(max_rows, None, log, max_columns=0):
+        q01, q99 = np.quantile(v, [0.01, 0.99])
+        counts = rank_counts(v, grid)
+        ranks = counts[0].astype(np.float64)
+        for eps in epsilons:
+            eps_t = target_share(v.size, eps) * eps
+            rng = np.random.default_rng(7)
+            out = {"today": [], "b": [], "c": [], "d": []}
+            for seed in range(seeds):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    _, released, _ = target_range(v, eps_t, random_state=seed)
+                out["today"].append(released)
+            level_b = range_level(v.size, eps_t / 2, reaches.size)
+            lo = grid[_sample_logp(_em_logp(counts, level_b, eps_t / 2, prior), rng, seeds)]
+            hi = grid[_sample_logp(_em_logp(counts, 1 - level_b, eps_t / 2, prior), rng, seeds)]
+            for a, b in zip(np.minimum(lo, hi), np.maximum(lo, hi)):
+                mid = 0.5 * (a + b)
+                out["b"].append(range_bounds(mid, mid - a, b - mid, level_b, float(radii[0])))
+            alphas, k, targets = joint_forward(ranks, prior, (level_b, 1 - level_b), v.size, eps_t)
+            for i, j in joint_sample(alphas, ranks, v.size, k, targets, rng, seeds):
+                a, b = grid[i], grid[j]
+                mid = 0.5 * (a + b)
+                out["c"].append(range_bounds(mid, mid - a, b - mid, level_b, float(radii[0])))
+            e = eps_t / 3
+            level_d = range_level(v.size, e, reaches.size)
+            step = min(REACH_PRIOR, 0.25 * e * (0.5 - level_d) * v.size / radii.size)
+            prior_r = -step * np.arange(reaches.size)
+            for c in grid[_sample_logp(_em_logp(counts, 0.5, e, prior), rng, seeds)]:
+                u = reach_pair_scores(np.searchsorted(v, c - reaches, side="left"),
+                                      np.searchsorted(v, c + reaches, side="left"), v.size, level_d)
+                logits = (2 * e * u / (2.0 * SENSITIVITY) + prior_r[:, None] + prior_r[None, :]).ravel()
+                i, j = divmod(int(np.argmax(logits + rng.gumbel(size=logits.size))), reaches.size)
+                out["d"].append(range_bounds(c, reaches[i], reaches[j], level_d, float(radii[0])))
+            for method, ranges in out.items():
+                for low, high in ranges:
+                    inside = np.mean((v >= low) & (v <= high))
+                    ratio = (high - low) / max(q99 - q01, 1e-12)
+                    rows.append({"table": table, "n": int(v.size), "eps": eps, "method": method,
+                                 "coverage": float(inside), "ratio": float(ratio),
+                                 "outside": bool(high <= v[0] or low >= v[-1]),
+                                 "good": bool(0.5 <= ratio <= 2.0 and not (high <= v[0] or low >= v[-1]))})
+        log(f"  {table}")
+    return rows
+
+
+def target_report(rows, log=print):
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    log("| method | ε | good (width within 2x of the 1%..99% width) | outside | median coverage | 10th pct coverage |"
+        " width > 10x | width < 1/10 |")
+    log("|---|---|---|---|---|---|---|---|")
+    for eps in sorted(df.eps.unique(), reverse=True):
+        for method in ("today", "b", "c", "d"):
+            s = df[(df.eps == eps) & (df.method == method)]
+            log(f"| {method} | {eps:g} | {100 * s.good.mean():.0f}% | {100 * s.outside.mean():.0f}% | "
+                f"{s.coverage.median():.3f} | {s.coverage.quantile(0.1):.3f} | {100 * np.mean(s.ratio > 10):.0f}% | "
+                f"{100 * np.mean(s.ratio < 0.1):.0f}% |")
 
 
 if __name__ == "__main__":
