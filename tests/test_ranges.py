@@ -399,3 +399,18 @@ def test_every_column_s_centre_draw_takes_the_base_measure():
         warnings.simplefilter("ignore")
         centres = [PrivateScaler(epsilon=0.6, delta=1e-6, random_state=s).fit(X).centre_[1] for s in range(8)]
     assert sum(c == 0.0 for c in centres) >= 7
+
+
+@pytest.mark.parametrize("value", [1e9, -1e9, 1e12, -1e300])
+def test_a_target_at_the_grid_s_end_keeps_a_range(value):
+    """A centre drawn at the last candidate of the grid leaves no reach on that side but 0:
+    that side's draw takes the coarse reaches (the centre is released: public), so any
+    column fits (totality) and the range is finite and not empty."""
+    from dperm.preprocessing import target as tr
+
+    y = np.full(5000, value)
+    for epsilon, seed in ((1.0, 0), (30.0, 1), (30.0, None)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, (low, high), _ = tr.target_range(y, epsilon, random_state=seed)
+        assert np.isfinite(low) and np.isfinite(high) and high > low

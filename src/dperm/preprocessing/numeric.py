@@ -166,12 +166,15 @@ def _side_reaches(counts, grid: np.ndarray, grid_prior: np.ndarray, centre: floa
     """(counts, reaches, log base measure) of one range end's draw: the reaches from the
     released ``centre`` to the centre grid's candidates on ``side`` of it (0 first,
     increasing), each at its end's public weight minus ``step`` per step of the ``coarse``
-    reach grid. Public inputs only (the grid, its weights, the released centre)."""
+    reach grid; the coarse reaches themselves where the centre is the grid's last candidate on
+    that side. Public inputs only (the grid, its weights, the released centre)."""
     ends = grid[grid >= centre] if side > 0 else grid[grid <= centre][::-1]
     weights = grid_prior[grid >= centre] if side > 0 else grid_prior[grid <= centre][::-1]
     reaches = side * (ends - centre)
     keep = np.concatenate([[True], np.diff(reaches) > 0])  # strictly increasing, whatever the rounding
     reaches, weights = reaches[keep], weights[keep]
+    if reaches.size < 2:  # a centre at the grid's end: the coarse reaches (a function of the centre only)
+        return counts(coarse, centre, side), coarse, -step * np.arange(coarse.size)
     prior = weights - step * np.searchsorted(coarse, reaches, side="left")
     return counts(reaches, centre, side), reaches, prior
 
