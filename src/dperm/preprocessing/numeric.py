@@ -252,7 +252,7 @@ class PrivateScaler(PrivateTransformerMixin):
         (``method="auto"``.) 0: always the centre and spread (measured better for a
         linear model's features on ADULT, BANK and CreditCard, docs/results.md); a
         regression target's range uses :data:`~dperm.preprocessing.quantiles.LEVEL_SWITCH`
-        (0.1): skew-aware where the rows allow.
+        (0.15): skew-aware where the rows allow.
     spread_quantile : float, default=0.5
         (``method="median"``.)
     spread_multiple : float, default=3.0
